@@ -1,0 +1,1 @@
+"""MemVault vault: the files are the truth."""

@@ -1,0 +1,188 @@
+"""`memvault`: the same engine as the plugin, from a shell. Exit 0 ok, 1 problems, 2 bad input."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from vault import cli_output as out
+from vault.check import check_vault
+from vault.cli_parser import build_parser
+from vault.create import init_vault
+from vault.keys import ScopeId
+from vault.model import FormatError, Speaker
+from vault.names import UnsafeNameError
+from vault.operations import Vault
+from vault.safewrite import ConflictError, LockTimeoutError
+from vault.store import BadRequestError, NotFoundError
+from vault.transfer import export_scope, import_payload
+
+DEFAULT_VAULT = "memory"
+
+
+class UsageError(Exception):
+    pass
+
+
+def resolve_vault(args: argparse.Namespace, *, must_exist: bool = True) -> Path:
+    raw = getattr(args, "vault", None) or os.environ.get("MEMVAULT_VAULT") or DEFAULT_VAULT
+    root = Path(raw).expanduser().resolve()
+    # The source package is called vault/ too: writing memories into it would corrupt the app.
+    if (root / "__init__.py").exists() and (root / "operations.py").exists():
+        raise UsageError(f"{root} is MemVault's source package, not a vault: pass --vault PATH")
+    if must_exist and not root.is_dir():
+        raise UsageError(f"no vault at {root}: run `memvault init {raw}` first or pass --vault")
+    return root
+
+
+def scope_of(args: argparse.Namespace) -> ScopeId:
+    return ScopeId(args.bot, args.session, args.isolation)
+
+
+def open_vault(args: argparse.Namespace) -> Vault:
+    return Vault(resolve_vault(args), git=not getattr(args, "no_git", False))
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    if args.path:
+        args.vault = args.path
+    root = resolve_vault(args, must_exist=False)
+    created = init_vault(root, git=not getattr(args, "no_git", False))
+    return out.emit(args, {"vault": str(root), "created": created}, out.init_text)
+
+
+def cmd_remember(args: argparse.Namespace) -> int:
+    speaker = Speaker(args.speaker, args.speaker_name) if args.speaker else None
+    if args.speaker_name and not args.speaker:
+        raise UsageError("--speaker-name needs --speaker ID as well")
+    ep = open_vault(args).remember(
+        scope_of(args),
+        args.text,
+        speaker=speaker,
+        tags=args.tag,
+        importance=args.importance,
+        key=args.key,
+        category=args.category,
+        source="user",
+    )
+    return out.emit(args, {"id": ep.id}, lambda d: d["id"])
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    page = open_vault(args).list_episodes(scope_of(args), status=args.status, page=args.page)
+    return out.emit(args, out.page_json(page), lambda _: out.page_text(page))
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    stored = open_vault(args).find_episode(scope_of(args), args.id)
+    return out.emit(args, out.episode_full(stored), lambda _: out.show_text(stored))
+
+
+def _status_cmd(verb: str) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        vault = open_vault(args)
+        scope = scope_of(args)
+        ep = getattr(vault, verb)(scope, args.id, source="user")
+        data = {"id": ep.id, "status": "forgotten" if verb == "forget" else ep.status}
+        return out.emit(args, data, lambda d: f"{d['id']} {d['status']}")
+
+    return run
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    vault = open_vault(args)
+    scope = scope_of(args)
+    if args.action != "show":
+        if not args.field:
+            raise UsageError(f"profile {args.action} needs FIELD: name, traits, preferences, notes")
+        vault.update_profile(
+            scope,
+            args.field,
+            args.action,
+            args.value or "",
+            speaker=args.speaker,
+            fact_key=args.fact_key,
+            source="user",
+        )
+    profile = vault.read_profile(scope, args.speaker)
+    return out.emit(args, out.profile_json(profile), lambda _: out.profile_text(profile))
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    report = check_vault(resolve_vault(args))
+    out.emit(args, report.as_json(), lambda _: out.check_text(report))
+    return 0 if report.ok else 1
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    data = export_scope(open_vault(args), scope_of(args))
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    if args.out:
+        Path(args.out).write_text(text + "\n", encoding="utf-8")
+        return out.emit(args, {"out": args.out, "episodes": len(data["episodes"])}, str)
+    print(text)
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    raw = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8-sig")
+    try:
+        payload = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise BadRequestError(f"{args.file} is not JSON (line {exc.lineno}): {exc.msg}") from exc
+    result = import_payload(open_vault(args), scope_of(args), payload, source="import")
+    return out.emit(args, result, out.import_text)
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from vault.demo import run_demo
+
+    return run_demo(Path(args.path or "demo-vault").resolve(), as_json=getattr(args, "json", False))
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "init": cmd_init,
+    "remember": cmd_remember,
+    "list": cmd_list,
+    "show": cmd_show,
+    "forget": _status_cmd("forget"),
+    "archive": _status_cmd("archive"),
+    "restore": _status_cmd("restore"),
+    "profile": cmd_profile,
+    "check": cmd_check,
+    "export": cmd_export,
+    "import": cmd_import,
+    "demo": cmd_demo,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(
+        level=os.environ.get("MEMVAULT_LOG", "WARNING").upper(),
+        format="%(levelname)s %(name)s %(message)s",
+    )
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except (UsageError, BadRequestError, NotFoundError, UnsafeNameError, FormatError) as exc:
+        return _fail(exc, 2)
+    except (ValueError, OSError) as exc:
+        return _fail(exc, 2)
+    except (ConflictError, LockTimeoutError) as exc:
+        return _fail(exc, 1)
+
+
+def _fail(exc: BaseException, code: int) -> int:
+    message: Any = getattr(exc, "message", None) or str(exc)
+    print(f"memvault: error: {message}", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,205 @@
+"""Git history of the vault: commit exactly the files MemVault wrote, never a person's work.
+
+Pure dulwich, because LangBot's Docker image has no git binary. A commit is built from
+HEAD's tree plus the given paths only, and only those paths' index entries are refreshed,
+so whatever a person has staged or left unstaged stays exactly as it was.
+"""
+
+from __future__ import annotations
+
+import logging
+import stat
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from dulwich.errors import NotTreeError
+from dulwich.object_store import commit_tree_changes, tree_lookup_path
+from dulwich.objects import ZERO_SHA, Commit, ObjectID, Tree
+from dulwich.repo import Repo
+
+from vault import gitrepo
+from vault.gitrepo import FILE_MODE, GitCommitError, Snapshot
+
+__all__ = ["CommitInfo", "GitCommitError", "commit_paths", "file_history", "init_repo"]
+
+log = logging.getLogger(__name__)
+
+_CAS_ATTEMPTS = 3
+_warned_roots: set[str] = set()
+_warned_lock = threading.Lock()
+
+_Change = tuple[bytes, int | None, ObjectID | None]
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    sha: str
+    author: str  # "Name <email>"
+    timestamp: datetime  # author time, aware UTC
+    message: str  # first line only
+
+
+def init_repo(root: Path) -> None:
+    """Make ``root`` a git repository on branch ``main``; no-op when ``root/.git`` exists."""
+    root = Path(root)
+    if (root / ".git").exists():
+        return
+    root.mkdir(parents=True, exist_ok=True)
+    probe = root / ".probe-permissions"
+    had_probe = probe.exists()
+    Repo.init(str(root), default_branch=b"main").close()
+    # dulwich probes file modes with a scratch file in the work tree and leaves it behind
+    # when chmod is refused; init must not leave anything in the vault.
+    if not had_probe:
+        probe.unlink(missing_ok=True)
+    log.info("git=init root=%s branch=main", root)
+
+
+def commit_paths(root: Path, paths: Sequence[str], message: str) -> str | None:
+    """Commit exactly ``paths`` (vault-relative POSIX) as they are on disk now.
+
+    Returns the new commit's hex sha, or None when the tree would not change or ``root``
+    is not a repository. Raises ValueError for a bad path and GitCommitError when the
+    index stays locked or HEAD keeps moving underneath us.
+    """
+    if isinstance(paths, str):
+        raise TypeError("paths must be a sequence of paths, not one str")
+    root = Path(root)
+    if not (root / ".git").exists():
+        _warn_not_a_repository(root)
+        return None
+    git_paths = list(dict.fromkeys(gitrepo.git_path(p) for p in paths))
+    if not git_paths:
+        return None
+    started = time.perf_counter()
+    with Repo(str(root)) as repo:
+        # The index lock is taken first and held to the end, as git does: a person's
+        # concurrent `git add` can neither be lost nor slip between our commit and our
+        # index update (a stale index entry would make their next commit revert ours).
+        lock = gitrepo.lock_index(repo.index_path())
+        with lock:
+            entries, version = gitrepo.read_index(repo)
+            taken = gitrepo.snapshot(repo, root, git_paths)
+            sha = _commit(repo, taken, message)
+            if sha is None:
+                lock.abort()
+                log.debug("git=noop root=%s paths=%d", root, len(git_paths))
+                return None
+            gitrepo.refresh_entries(entries, taken)
+            gitrepo.write_index(lock, repo, entries, version)
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    log.info("git=commit sha=%s root=%s paths=%d ms=%.1f", sha[:12], root, len(taken), elapsed_ms)
+    return sha
+
+
+def file_history(root: Path, path: str, limit: int = 20) -> list[CommitInfo]:
+    """Commits reachable from HEAD that changed ``path``, newest first."""
+    root = Path(root)
+    if limit <= 0 or not (root / ".git").exists():
+        return []
+    tree_path = gitrepo.git_path(path)
+    with Repo(str(root)) as repo:
+        try:
+            head = repo.head()
+        except KeyError:  # unborn HEAD: no history yet
+            return []
+        walker = repo.get_walker(include=[head], paths=[tree_path], max_entries=limit)
+        return [_commit_info(entry.commit) for entry in walker]
+
+
+def _warn_not_a_repository(root: Path) -> None:
+    key = str(root.resolve())
+    with _warned_lock:
+        if key in _warned_roots:
+            return
+        _warned_roots.add(key)
+    log.warning('git=off reason=not_a_repository root=%s hint="run memvault init"', root)
+
+
+def _commit(repo: Repo, taken: Snapshot, message: str) -> str | None:
+    author = gitrepo.identity(repo)
+    text = message.encode("utf-8")
+    body = text if text.endswith(b"\n") else text + b"\n"
+    for _ in range(_CAS_ATTEMPTS):
+        refnames, head = repo.refs.follow(b"HEAD")
+        base_id: ObjectID | None = None
+        if head is not None:
+            head_commit = repo[head]
+            assert isinstance(head_commit, Commit)
+            base_id = head_commit.tree
+        changes = _tree_changes(repo, base_id, taken)
+        if not changes:
+            return None
+        # Hand over the id, not a loaded Tree: commit_tree_changes mutates the Tree it gets.
+        tree_id = commit_tree_changes(repo.object_store, base_id or Tree(), changes)
+        if tree_id == (base_id or Tree().id):
+            return None
+        now = int(time.time())
+        tz = time.localtime(now).tm_gmtoff
+        commit = Commit()
+        commit.tree = tree_id
+        commit.parents = [head] if head is not None else []
+        commit.author = commit.committer = author
+        commit.author_time = commit.commit_time = now
+        commit.author_timezone = commit.commit_timezone = tz
+        commit.message = body
+        repo.object_store.add_object(commit)
+        # A detached HEAD has no symref chain, so HEAD itself is the ref to move.
+        target = refnames[-1] if refnames else b"HEAD"
+        kind = b"commit" if head is not None else b"commit (initial)"
+        if repo.refs.set_if_equals(
+            target,
+            head if head is not None else ZERO_SHA,  # None would mean "set unconditionally"
+            commit.id,
+            committer=author,
+            timestamp=now,
+            timezone=tz,
+            message=kind + b": " + body.split(b"\n", 1)[0],
+        ):
+            return commit.id.decode("ascii")
+        log.info("git=retry reason=head_moved ref=%s", target.decode(errors="replace"))
+    raise GitCommitError(f"HEAD kept moving during {_CAS_ATTEMPTS} commit attempts")
+
+
+def _tree_changes(repo: Repo, base_id: ObjectID | None, taken: Snapshot) -> list[_Change]:
+    changes: list[_Change] = []
+    for path, snap in taken.items():
+        mode: int | None = None
+        if base_id is not None:
+            try:
+                mode, _ = tree_lookup_path(repo.object_store.__getitem__, base_id, path)
+            except KeyError:
+                mode = None
+            except NotTreeError:
+                if snap is None:
+                    continue  # a parent is a file in HEAD, so the path is not there
+                name = path.decode(errors="replace")
+                raise ValueError(f"a parent of {name} is a file in HEAD") from None
+        if snap is None:
+            if mode is not None:  # commit_tree_changes raises on deleting what is absent
+                changes.append((path, None, None))
+        elif mode is not None and stat.S_ISDIR(mode):
+            raise ValueError(f"{path.decode(errors='replace')} is a folder in HEAD")
+        else:
+            changes.append((path, FILE_MODE, snap[1].id))
+    return changes
+
+
+def _commit_info(commit: Commit) -> CommitInfo:
+    encoding = (commit.encoding or b"utf-8").decode("ascii", errors="replace")
+    try:
+        message = commit.message.decode(encoding, errors="replace")
+        author = commit.author.decode(encoding, errors="replace")
+    except LookupError:  # an encoding header Python does not know
+        message = commit.message.decode("utf-8", errors="replace")
+        author = commit.author.decode("utf-8", errors="replace")
+    return CommitInfo(
+        sha=commit.id.decode("ascii"),
+        author=author,
+        timestamp=datetime.fromtimestamp(commit.author_time, UTC),
+        message=message.split("\n", 1)[0],
+    )

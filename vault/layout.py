@@ -1,0 +1,140 @@
+"""Where each kind of file lives in a vault (DESIGN.md 2): scope -> path and path -> role."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from vault.keys import GLOBAL_USER_KEY, ScopeId, session_key
+from vault.names import UnsafeNameError, encode_name, folder_id, safe_child
+
+NOBOT = "_nobot"
+STATE_DIR = ".memvault"
+_IGNORED_SUFFIXES = ("~", ".swp", ".tmp")
+
+
+def is_ignored(name: str) -> bool:
+    """Editor droppings, temp files and dot-files never count as memory."""
+    return name.startswith(".") or name.endswith(_IGNORED_SUFFIXES)
+
+
+@dataclass(frozen=True)
+class FileRole:
+    """What a vault file is, and whose: the indexer and `check` both route by this."""
+
+    kind: str  # episode | profile | speaker | audit | other
+    bot: str | None = None
+    session: str | None = None
+    user_key: str | None = None
+    speaker: str | None = None
+
+    @property
+    def session_key(self) -> str | None:
+        return session_key(self.bot, self.session) if self.session is not None else None
+
+
+class Layout:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR
+
+    def bot_dir(self, bot: str | None) -> Path:
+        if bot == NOBOT:
+            raise UnsafeNameError(f"bot id {NOBOT!r} is reserved for memory without a bot")
+        bots = self.root / "bots"
+        return bots / NOBOT if bot is None else safe_child(bots, bot, "bot id")
+
+    def session_dir(self, scope: ScopeId) -> Path:
+        return safe_child(self.bot_dir(scope.bot) / "sessions", scope.session, "session name")
+
+    def profile_path(self, scope: ScopeId) -> Path:
+        return self.session_dir(scope) / "profile.yaml"
+
+    def speakers_dir(self, scope: ScopeId) -> Path:
+        return self.session_dir(scope) / "speakers"
+
+    def speaker_path(self, scope: ScopeId, speaker_id: str) -> Path:
+        path = self.speakers_dir(scope) / f"{encode_name(speaker_id, 'speaker id')}.yaml"
+        return path
+
+    def audit_path(self, scope: ScopeId) -> Path:
+        return self.session_dir(scope) / "audit.jsonl"
+
+    def episodes_dir(self, scope: ScopeId) -> Path:
+        if scope.isolation == "session":
+            return self.session_dir(scope) / "episodes"
+        return self.bot_dir(scope.bot) / "episodes"
+
+    def new_episode_path(self, scope: ScopeId, episode_id: str, created_at: datetime) -> Path:
+        folder = self.episodes_dir(scope) / f"{created_at:%Y}" / f"{created_at:%m}"
+        return folder / f"{encode_name(episode_id, 'episode id')}.md"
+
+    def rel(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    def iter_episode_files(self, scope: ScopeId) -> Iterator[Path]:
+        yield from iter_markdown(self.episodes_dir(scope))
+
+    def iter_vault_files(self) -> Iterator[Path]:
+        """Every file sync and `check` look at, in a stable order."""
+        bots = self.root / "bots"
+        if bots.is_dir():
+            yield from _walk(bots)
+
+    def classify(self, path: Path) -> FileRole:
+        return classify(self.root, self.rel(path))
+
+
+def iter_markdown(folder: Path) -> Iterator[Path]:
+    if folder.is_dir():
+        yield from (p for p in _walk(folder) if p.suffix == ".md")
+
+
+def _walk(folder: Path) -> Iterator[Path]:
+    try:
+        entries = sorted(folder.iterdir(), key=lambda p: p.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for entry in entries:
+        if is_ignored(entry.name):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            yield from _walk(entry)
+        elif entry.is_file():
+            yield entry
+
+
+def classify(root: Path, rel: str) -> FileRole:
+    """The role of a vault-relative POSIX path; `other` for anything outside the layout."""
+    parts = rel.split("/")
+    if len(parts) < 3 or parts[0] != "bots" or any(is_ignored(p) for p in parts):
+        return FileRole("other")
+    bot_folder = root / "bots" / parts[1]
+    bot = None if parts[1] == NOBOT else folder_id(bot_folder)
+    if parts[1] != NOBOT and bot is None:
+        return FileRole("other")
+    if parts[2] == "episodes" and parts[-1].endswith(".md") and len(parts) >= 4:
+        key = f"bot:{bot}" if bot else GLOBAL_USER_KEY
+        return FileRole("episode", bot=bot, user_key=key)
+    if parts[2] != "sessions" or len(parts) < 5:
+        return FileRole("other")
+    session = folder_id(bot_folder / "sessions" / parts[3])
+    if session is None:
+        return FileRole("other")
+    tail = parts[4:]
+    skey = session_key(bot, session)
+    if tail[0] == "episodes" and len(tail) >= 2 and tail[-1].endswith(".md"):
+        return FileRole("episode", bot=bot, session=session, user_key=skey)
+    if tail == ["profile.yaml"]:
+        return FileRole("profile", bot=bot, session=session)
+    if len(tail) == 2 and tail[0] == "speakers" and tail[1].endswith(".yaml"):
+        speaker = folder_id(bot_folder / "sessions" / parts[3] / "speakers" / tail[1][:-5])
+        return FileRole("speaker", bot=bot, session=session, speaker=speaker)
+    if tail == ["audit.jsonl"]:
+        return FileRole("audit", bot=bot, session=session)
+    return FileRole("other", bot=bot, session=session)

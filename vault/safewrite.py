@@ -1,0 +1,222 @@
+"""Writes that never lose a file or a person's edit.
+
+Every write goes to a temp file in the same folder (same file system, so the rename is
+atomic), is fsynced, then renamed into place. Rewrites of an existing file re-read it just
+before the rename and start over on the fresh bytes if a person saved it in the meantime.
+A cross-process lock serialises MemVault's own writers per vault.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import hashlib
+import logging
+import os
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+LOCK_TIMEOUT_S = 30.0
+MAX_REWRITE_ATTEMPTS = 5
+
+
+class ConflictError(RuntimeError):
+    """The file changed under us more often than we could re-apply, or since the caller read it."""
+
+
+class LockTimeoutError(RuntimeError):
+    pass
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_temp(target: Path, data: bytes) -> Path:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Leading dot and .tmp suffix: sync and the watcher ignore it (DESIGN.md 2).
+    tmp = target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return tmp
+
+
+def atomic_write(target: Path, data: bytes) -> None:
+    """Replace (or create) `target` with `data` in one rename."""
+    tmp = _write_temp(target, data)
+    try:
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(target.parent)
+
+
+def create_new(target: Path, data: bytes) -> bool:
+    """Create `target` only if nothing is there; False if a file already holds the name."""
+    tmp = _write_temp(target, data)
+    try:
+        # link() refuses to replace, unlike rename(): a file someone just made there survives.
+        os.link(tmp, target)
+    except FileExistsError:
+        return False
+    except OSError:
+        # No hard links on this file system: exclusive create, then the content.
+        try:
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            return False
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    finally:
+        tmp.unlink(missing_ok=True)
+    _fsync_dir(target.parent)
+    return True
+
+
+def rewrite(
+    target: Path,
+    transform: Callable[[bytes], bytes],
+    *,
+    expected_hash: str | None = None,
+    before_replace: Callable[[], None] | None = None,
+) -> bytes:
+    """Apply `transform` to the file's current bytes and write the result atomically.
+
+    The swap is a compare-and-swap on the path: move the current file aside, check it is the
+    version we transformed, then hard-link the new file in (link, unlike rename, refuses to
+    replace). If a person saved the file at any point in between, their version wins the
+    path and `transform` runs again on it, so their edit is kept and so is ours.
+    `expected_hash` is the version the caller showed a person: if the file no longer has
+    it, fail rather than write over what they did not see. `before_replace` lets tests land
+    a save at the worst moment.
+    """
+    for _attempt in range(MAX_REWRITE_ATTEMPTS):
+        before = target.read_bytes()
+        if expected_hash is not None and content_hash(before) != expected_hash:
+            raise ConflictError(
+                f"{target} changed on disk since it was read: reload it and apply your change again"
+            )
+        after = transform(before)
+        if after == before:
+            return before
+        tmp = _write_temp(target, after)
+        try:
+            if before_replace is not None:
+                before_replace()
+            if _swap_if_unchanged(target, before, tmp):
+                _fsync_dir(target.parent)
+                return after
+            log.info("rewrite=retry path=%s reason=changed_on_disk", target)
+        finally:
+            tmp.unlink(missing_ok=True)
+    raise ConflictError(
+        f"{target} kept changing while MemVault tried to update it: "
+        "close the editor or wait, then retry"
+    )
+
+
+def _swap_if_unchanged(target: Path, expected: bytes, new: Path) -> bool:
+    aside = target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.old.tmp"
+    try:
+        os.rename(target, aside)
+    except FileNotFoundError:
+        return False  # moved or deleted meanwhile: the next read says so
+    try:
+        if aside.read_bytes() != expected:
+            _link_back(aside, target)
+            return False
+        try:
+            os.link(new, target)
+        except FileExistsError:
+            return False  # a person saved while the path was free: theirs stays
+        except OSError:
+            os.replace(new, target)  # no hard links on this file system: plain rename
+        return True
+    finally:
+        aside.unlink(missing_ok=True)
+
+
+def _link_back(aside: Path, target: Path) -> None:
+    """Put the moved-aside version back unless a newer one already took the path."""
+    try:
+        os.link(aside, target)
+    except FileExistsError:
+        pass
+    except OSError:
+        if not target.exists():
+            os.rename(aside, target)
+
+
+class VaultLock:
+    """One MemVault writer at a time per vault, across processes (flock) and threads.
+
+    Re-entrant within a thread so an operation can call another (supersede inside remember).
+    """
+
+    def __init__(self, path: Path, timeout: float = LOCK_TIMEOUT_S) -> None:
+        self.path = path
+        self.timeout = timeout
+        self._thread_lock = threading.RLock()
+        self._depth = 0
+        self._fd: int | None = None
+
+    @contextlib.contextmanager
+    def hold(self) -> Iterator[None]:
+        with self._thread_lock:
+            if self._depth == 0:
+                self._acquire()
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._release()
+
+    def _acquire(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    os.close(fd)
+                    raise
+                if time.monotonic() > deadline:
+                    os.close(fd)
+                    raise LockTimeoutError(
+                        f"another MemVault process has held {self.path} for {self.timeout:.0f}s: "
+                        "wait for it to finish or stop it"
+                    ) from exc
+                time.sleep(0.01)
+        self._fd = fd
+
+    def _release(self) -> None:
+        if self._fd is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = None
