@@ -222,9 +222,3 @@ def test_missing_vault_and_source_package_are_refused(tmp_path):
     source_pkg = Path(__file__).resolve().parents[1] / "vault"
     proc = run("list", "--session", "group_1", vault=source_pkg, code=2)
     assert "source package" in proc.stderr
-
-
-def test_demo_builds_a_checked_vault(tmp_path):
-    out = json.loads(run("demo", "--path", str(tmp_path / "demo"), "--json").stdout)
-    assert out["check_ok"] and out["episodes"] == 5 and out["active"] == 4
-    assert out["profile_commits"] >= 2

@@ -16,7 +16,7 @@ from vault.check import check_vault
 from vault.cli_parser import build_parser
 from vault.create import init_vault
 from vault.keys import ScopeId
-from vault.model import FormatError, Speaker
+from vault.model import Episode, FormatError, Speaker
 from vault.names import UnsafeNameError
 from vault.operations import Vault
 from vault.safewrite import ConflictError, LockTimeoutError
@@ -57,11 +57,11 @@ def cmd_init(args: argparse.Namespace) -> int:
     return out.emit(args, {"vault": str(root), "created": created}, out.init_text)
 
 
-def cmd_remember(args: argparse.Namespace) -> int:
+def remember_from_args(args: argparse.Namespace, vault: Vault) -> Episode:
     speaker = Speaker(args.speaker, args.speaker_name) if args.speaker else None
     if args.speaker_name and not args.speaker:
         raise UsageError("--speaker-name needs --speaker ID as well")
-    ep = open_vault(args).remember(
+    return vault.remember(
         scope_of(args),
         args.text,
         speaker=speaker,
@@ -71,6 +71,10 @@ def cmd_remember(args: argparse.Namespace) -> int:
         category=args.category,
         source="user",
     )
+
+
+def cmd_remember(args: argparse.Namespace) -> int:
+    ep = remember_from_args(args, open_vault(args))
     return out.emit(args, {"id": ep.id}, lambda d: d["id"])
 
 
@@ -140,12 +144,6 @@ def cmd_import(args: argparse.Namespace) -> int:
     return out.emit(args, result, out.import_text)
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    from vault.demo import run_demo
-
-    return run_demo(Path(args.path or "demo-vault").resolve(), as_json=getattr(args, "json", False))
-
-
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "init": cmd_init,
     "remember": cmd_remember,
@@ -158,23 +156,32 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "check": cmd_check,
     "export": cmd_export,
     "import": cmd_import,
-    "demo": cmd_demo,
 }
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+Extra = tuple[
+    Callable[[Any, argparse.ArgumentParser], None],
+    dict[str, Callable[[argparse.Namespace], int]],
+]
+
+
+def main(argv: Sequence[str] | None = None, extra: Extra | None = None) -> int:
+    """Run one command; `extra` = (add_subcommands, handlers) from the indexer."""
     logging.basicConfig(
         level=os.environ.get("MEMVAULT_LOG", "WARNING").upper(),
         format="%(levelname)s %(name)s %(message)s",
     )
-    args = build_parser().parse_args(argv)
+    args = build_parser(extra[0] if extra else None).parse_args(argv)
+    commands = {**COMMANDS, **(extra[1] if extra else {})}
     try:
-        return COMMANDS[args.command](args)
+        return commands[args.command](args)
     except (UsageError, BadRequestError, NotFoundError, UnsafeNameError, FormatError) as exc:
         return _fail(exc, 2)
     except (ValueError, OSError) as exc:
         return _fail(exc, 2)
     except (ConflictError, LockTimeoutError) as exc:
+        return _fail(exc, 1)
+    except RuntimeError as exc:  # index locked by another writer, embedding provider down
         return _fail(exc, 1)
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
+from typing import Any
 
 from vault.keys import ISOLATIONS
 from vault.model import CATEGORIES, STATUSES
@@ -35,7 +37,10 @@ def _scope(speaker: bool = False) -> argparse.ArgumentParser:
     return p
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(
+    extra: Callable[[Any, argparse.ArgumentParser], None] | None = None,
+) -> argparse.ArgumentParser:
+    """The vault commands; `extra(subparsers, common)` adds more (the indexer's)."""
     common = _common()
     parser = argparse.ArgumentParser(
         prog="memvault",
@@ -82,6 +87,6 @@ def build_parser() -> argparse.ArgumentParser:
     imp = sub.add_parser("import", parents=[common, _scope()], help="import exported JSON")
     imp.add_argument("file", help="JSON file, or - for standard input")
 
-    demo = sub.add_parser("demo", parents=[common], help="create and check a demo vault")
-    demo.add_argument("--path", default=None, help="where (default ./demo-vault)")
+    if extra is not None:
+        extra(sub, common)
     return parser

@@ -11,51 +11,23 @@ import logging
 import secrets
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vault import audit, gitlog
 from vault.episodes import edit_front_matter, render_episode
 from vault.keys import ScopeId
 from vault.model import CATEGORIES, SOURCES, Episode, Profile, Speaker, default_confidence
-from vault.names import ensure_id_file
 from vault.profile_ops import update_profile
 from vault.safewrite import VaultLock, create_new, rewrite
 from vault.store import BadRequestError, StoredEpisode, VaultReader
+from vault.transaction import Txn, finish, notify, now_utc
 
 log = logging.getLogger(__name__)
 
 MAX_EPISODE_CHARS = 20_000
 MAX_TAGS = 20
-
-
-@dataclass
-class Txn:
-    """What one operation wrote, for its audit lines and its single commit."""
-
-    scope: ScopeId
-    source: str
-    query_id: int | str | None
-    written: list[Path] = field(default_factory=list)
-    entries: list[audit.AuditEntry] = field(default_factory=list)
-
-    def record(self, operation: str, target_type: str, target_id: str, summary: str) -> None:
-        self.entries.append(
-            audit.make_entry(
-                operation,
-                target_type,
-                target_id,
-                summary,
-                source=self.source,
-                query_id=self.query_id,
-            )
-        )
-
-
-def now_utc() -> datetime:
-    return datetime.now(UTC).replace(microsecond=0)
 
 
 class Vault(VaultReader):
@@ -66,6 +38,9 @@ class Vault(VaultReader):
         self.git = git
         self.clock = clock
         self.lock = VaultLock(self.layout.state_dir / "locks" / "write.lock")
+        # Called with the vault-relative paths an operation wrote, once it is done: the
+        # indexer hooks in here so a write is searchable when the call returns.
+        self.on_written: Callable[[list[str]], None] | None = None
 
     @contextmanager
     def operation(
@@ -74,42 +49,9 @@ class Vault(VaultReader):
         with self.lock.hold():
             txn = Txn(scope, source, query_id)
             yield txn
-            audit_path = self.layout.audit_path(scope)
-            for entry in txn.entries:
-                audit.append(audit_path, entry)
-            if txn.entries:
-                txn.written.append(audit_path)
-            txn.written.extend(self._id_markers(scope))
-            if self.git and txn.written:
-                target = txn.entries[0].target_id if txn.entries else ""
-                message = f"{name} {scope.session_key} {target}".rstrip()
-                body = "\n".join(f"{e.operation}: {e.summary}" for e in txn.entries)
-                self._commit(txn, f"{message}\n\n{body}\n" if body else message)
-            log.info(
-                "op=%s scope=%s files=%d source=%s",
-                name,
-                scope.session_key,
-                len(txn.written),
-                source,
-            )
-
-    def _commit(self, txn: Txn, message: str) -> None:
-        # The files are written and are the truth; a failed commit must not undo or fail the
-        # operation, only leave the files uncommitted for the person's next `git commit`.
-        try:
-            gitlog.commit_paths(
-                self.root, sorted({self.layout.rel(p) for p in txn.written}), message
-            )
-        except (gitlog.GitCommitError, ValueError, OSError) as exc:
-            log.warning("git=commit_failed scope=%s error=%r", txn.scope.session_key, str(exc))
-
-    def _id_markers(self, scope: ScopeId) -> list[Path]:
-        """`.id` files next to folders whose names had to be hashed (see vault.names)."""
-        folders = [(self.layout.session_dir(scope), scope.session)]
-        if scope.bot:
-            folders.append((self.layout.bot_dir(scope.bot), scope.bot))
-        written = [ensure_id_file(f, value) for f, value in folders if f.is_dir()]
-        return [p for p in written if p is not None]
+            finish(txn, name, self.layout, git=self.git)
+        if self.on_written is not None and txn.written:
+            notify(self.on_written, sorted({self.layout.rel(p) for p in txn.written}))
 
     # -- episodes ---------------------------------------------------------------------
 

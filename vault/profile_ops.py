@@ -20,7 +20,8 @@ from vault.yamlio import decode
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from vault.operations import Txn, Vault
+    from vault.operations import Vault
+    from vault.transaction import Txn
 
 BOM = b"\xef\xbb\xbf"
 

@@ -1,0 +1,50 @@
+"""The contract every index backend (full text, vectors) keeps; one test suite checks both."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Protocol
+
+from indexer.records import ChunkDoc, Hit
+
+DEFAULT_STATUSES: tuple[str, ...] = ("active",)
+DEFAULT_KINDS: tuple[str, ...] = ("episode",)
+
+
+class IndexLockedError(RuntimeError):
+    """Another process holds the index writer; the message names the lock and what to do."""
+
+
+class IndexMismatchError(RuntimeError):
+    """The folder holds an index this code cannot use (other schema/model/format): rebuild it."""
+
+
+class SearchBackend(Protocol):
+    def upsert(self, docs: Sequence[ChunkDoc]) -> None:
+        """Add or replace chunks by chunk_id (replace = delete + add). Visible after commit()."""
+
+    def delete(self, chunk_ids: Iterable[int]) -> None:
+        """Remove chunks; ids the index does not hold are ignored."""
+
+    def commit(self) -> None:
+        """Make every change durable on disk and visible to search before returning."""
+
+    def search(
+        self,
+        query: str,
+        user_key: str,
+        limit: int,
+        *,
+        statuses: Sequence[str] = DEFAULT_STATUSES,
+        kinds: Sequence[str] = DEFAULT_KINDS,
+        now: int | None = None,
+    ) -> list[Hit]:
+        """Best first, only chunks of `user_key` with those statuses and kinds, filtered
+        inside the index before ranking (never a post-filter of a global top-k). With `now`
+        (unix seconds), chunks whose expires_at is set and <= now are left out. Any text a
+        user types is a valid query: it never raises, an empty query gives []."""
+
+    def ids(self) -> set[int]:
+        """Every chunk_id the index holds (committed)."""
+
+    def close(self) -> None: ...

@@ -1,0 +1,167 @@
+"""What the index commands print: JSON shapes (DESIGN.md 7) and short readable text."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sys
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from indexer.locks import LOCK_NAME
+from indexer.manifest import Manifest, index_dir
+from indexer.ranking import recency_hint
+from indexer.search import SearchResult
+from indexer.sync import SyncReport
+from vault.layout import Layout
+from vault.model import FormatError
+from vault.store import read_episode_file
+from vault.views import episode_item
+
+
+def result_item(root: Path, result: SearchResult, explain: bool) -> dict[str, Any]:
+    """`search --json` item: {id, score, content, created_at, speaker, tags, importance,
+    status, path} read from the file itself (the file is the truth, not the index)."""
+    doc = result.doc
+    item: dict[str, Any]
+    try:
+        if doc.kind != "episode":
+            raise FileNotFoundError
+        item = episode_item(read_episode_file(Layout(root), root / doc.path), result.score)
+    except (OSError, FormatError):
+        item = {
+            "id": doc.episode_id,
+            "score": result.score,
+            "content": doc.text,
+            "created_at": None,
+            "speaker": {"id": doc.speaker_id, "name": doc.speaker_name} if doc.speaker_id else None,
+            "tags": list(doc.tags),
+            "importance": doc.importance,
+            "status": doc.status,
+            "path": doc.path,
+        }
+    item["kind"] = doc.kind
+    if explain:
+        item["explain"] = dict(result.explain)
+    return item
+
+
+def results_text(items: list[dict[str, Any]], explain: bool) -> str:
+    if not items:
+        return "no matching memories"
+    lines = []
+    for item in items:
+        flat = " ".join(str(item["content"]).split())
+        who = item["speaker"]["name"] or item["speaker"]["id"] if item.get("speaker") else ""
+        date = (item.get("created_at") or "")[:10]
+        lines.append(
+            f"{item['score']:.3f}  {item['id']}  {date}  {who + ': ' if who else ''}{flat[:100]}"
+        )
+        if explain:
+            parts = item["explain"]
+            sources = ", ".join(
+                f"{name} rank={s['rank']} raw={_num(s['raw'])} +{s['contribution']:.3f}"
+                for name, s in parts["sources"].items()
+            )
+            factors = ", ".join(
+                f"{k}={_num(parts[k])}"
+                for k in ("relevance", "recency", "importance", "speaker", "update")
+                if k in parts
+            )
+            hint = recency_hint(parts.get("age_days"))
+            lines.append(f"       {sources}")
+            lines.append(f"       {factors}{'  (' + hint + ')' if hint else ''}")
+    return "\n".join(lines)
+
+
+def _num(value: object) -> str:
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def progress_bar(done: int, total: int) -> None:
+    width = 30
+    filled = int(width * done / total)
+    sys.stderr.write(f"\rindexing [{'#' * filled}{'.' * (width - filled)}] {done}/{total} files")
+    sys.stderr.flush()
+
+
+def report_json(report: SyncReport) -> dict[str, Any]:
+    data = {k: v for k, v in asdict(report).items() if k != "errors"}
+    data["seconds"] = round(report.seconds, 3)
+    data["problems"] = [
+        {"path": p.path, "line": p.line, "message": p.message} for p in report.errors
+    ]
+    return data
+
+
+def report_text(data: dict[str, Any]) -> str:
+    lines = [f"{p['path']}:{p['line']}: {p['message']}" for p in data["problems"]]
+    lines.append(
+        f"{data['files']} files: {data['added']} added, {data['updated']} updated, "
+        f"{data['renamed']} renamed, {data['deleted']} deleted, {data['unchanged']} unchanged "
+        f"({data['seconds']:.2f}s); {len(data['problems'])} file(s) skipped with problems"
+    )
+    return "\n".join(lines)
+
+
+def _writer(lock: Path) -> str:
+    """Who writes the index right now ("" if nobody): the lock file names its holder."""
+    if not lock.exists():
+        return ""
+    fd = os.open(lock, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        return lock.read_text(encoding="utf-8", errors="replace").strip() or "another process"
+    else:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return ""
+    finally:
+        os.close(fd)
+
+
+def status_json(root: Path) -> dict[str, Any]:
+    folder = index_dir(root)
+    lock = folder / LOCK_NAME
+    writer = _writer(lock)
+    if not (folder / "manifest.sqlite").exists():
+        return {
+            "vault": str(root),
+            "indexed": False,
+            "files": 0,
+            "chunks": 0,
+            "embedding": None,
+            "writer": writer,
+            "problems": [],
+            "hint": "run `memvault reindex` or `memvault watch`",
+        }
+    manifest = Manifest.for_vault(root)
+    try:
+        entries = manifest.entries()
+        problems = manifest.errors()
+        identity = manifest.embedding_identity
+    finally:
+        manifest.close()
+    return {
+        "vault": str(root),
+        "indexed": True,
+        "files": len(entries),
+        "chunks": sum(len(e.chunk_ids) for e in entries.values()),
+        "embedding": identity,
+        "writer": writer,
+        "problems": [{"path": p.path, "line": p.line, "message": p.message} for p in problems],
+    }
+
+
+def status_text(data: dict[str, Any]) -> str:
+    if not data["indexed"]:
+        return f"{data['vault']}: not indexed yet; {data['hint']}"
+    lines = [f"{p['path']}:{p['line']}: {p['message']}" for p in data["problems"]]
+    lines.append(
+        f"{data['vault']}: {data['files']} files, {data['chunks']} chunks indexed; "
+        f"embedding {data['embedding']}; {len(data['problems'])} file(s) with problems"
+    )
+    if data["writer"]:
+        lines.append(f"index writer now: {data['writer']}")
+    return "\n".join(lines)

@@ -1,0 +1,207 @@
+"""One vault's search engine: indexes, embedder, syncer and watcher wired together.
+
+`Engine.open(root)` is what the CLI, the plugin and the benchmarks call. The process that
+opens it as writer (the default) is the vault's one index writer; another process opens
+with `writer=False` and only reads, or gets IndexLockedError saying who writes.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import time
+from pathlib import Path
+
+from indexer.backend import IndexLockedError, IndexMismatchError
+from indexer.embed_cache import CachedEmbedder
+from indexer.embeddings import Embedder, default_embedder
+from indexer.manifest import Manifest, index_dir
+from indexer.providers import embedder_from_settings
+from indexer.rebuild import VectorRebuild, open_vectors, vectors_dir
+from indexer.records import ChunkDoc
+from indexer.search import SearchRequest, SearchResult, hybrid_search
+from indexer.sync import Syncer, SyncReport
+from indexer.text_index import TextIndex
+from indexer.vector_index import VectorIndex
+from indexer.watcher import VaultWatcher
+from vault.keys import ScopeId
+from vault.layout import STATE_DIR
+from vault.operations import Vault
+
+log = logging.getLogger(__name__)
+
+__all__ = ["Engine", "IndexLockedError"]
+
+
+class Engine:
+    def __init__(
+        self,
+        root: Path,
+        embedder: CachedEmbedder,
+        text: TextIndex,
+        vector: VectorIndex,
+        manifest: Manifest,
+        syncer: Syncer | None,
+    ) -> None:
+        self.root = root
+        self.embedder = embedder
+        self.text = text
+        self.vector = vector
+        self.manifest = manifest
+        self.syncer = syncer
+        self.watcher: VaultWatcher | None = None
+        self.rebuild: VectorRebuild | None = None
+
+    @classmethod
+    def open(
+        cls,
+        root: Path,
+        *,
+        embedder: Embedder | None = None,
+        writer: bool = True,
+        cache_path: Path | None = None,
+    ) -> Engine:
+        """Open (or create) the indexes. If the vault was indexed with another embedding
+        model that can still run here (the embedded default), that model keeps answering
+        while the new one's vectors are built in the background (`rebuild`)."""
+        root = Path(root)
+        cache = cache_path or root / STATE_DIR / "cache" / "embeddings.sqlite"
+        cached = CachedEmbedder(embedder or embedder_from_settings(), cache)
+        folder = index_dir(root)
+        folder.mkdir(parents=True, exist_ok=True)
+        manifest = Manifest.for_vault(root)
+        stored = manifest.embedding_identity
+        active = cached
+        if stored not in (None, cached.identity.key):
+            old = default_embedder()
+            if stored == old.identity.key and vectors_dir(folder, stored).exists():
+                active = CachedEmbedder(old, cache)
+            elif not writer:
+                manifest.close()
+                cached.close()
+                raise IndexMismatchError(
+                    f"the index was built with {stored}, not {cached.identity.key}: set "
+                    "MEMVAULT_EMBEDDING to that provider, or let the index writer rebuild it"
+                )
+        if writer and stored not in (None, active.identity.key):
+            # Vectors of a model that cannot run here are no use: re-embed with the new one.
+            shutil.rmtree(vectors_dir(folder, stored), ignore_errors=True)
+        opened: list[TextIndex | VectorIndex] = []
+        try:
+            opened.append(TextIndex.open(folder / "text", writer=writer))
+            opened.append(open_vectors(folder, active, writer=writer))
+            text, vector = opened  # type: ignore[misc]
+            syncer = None
+            if writer:
+                syncer = Syncer(
+                    root, text, vector, manifest, embedding_identity=active.identity.key
+                )
+        except BaseException:
+            for index in opened:
+                index.close()
+            manifest.close()
+            cached.close()
+            raise
+        engine = cls(root, active, text, vector, manifest, syncer)
+        if writer and active is not cached:
+            engine.start_rebuild(cached)
+        elif active is not cached:
+            cached.close()
+        return engine
+
+    def start_rebuild(self, new: CachedEmbedder) -> VectorRebuild:
+        assert self.syncer is not None
+
+        def swap(index: VectorIndex, embedder: CachedEmbedder) -> None:
+            old = self.embedder
+            self.vector, self.embedder = index, embedder
+            old.close()
+
+        self.rebuild = VectorRebuild(self.syncer, index_dir(self.root), new, swap)
+        log.warning(
+            "vectors=rebuild from=%s to=%s reason=provider_changed",
+            self.embedder.identity.key,
+            new.identity.key,
+        )
+        self.rebuild.start()
+        return self.rebuild
+
+    # -- sync -----------------------------------------------------------------------
+
+    def reconcile(self) -> SyncReport:
+        if self.syncer is None:
+            raise IndexLockedError("this engine was opened read-only: it cannot write the index")
+        return self.syncer.reconcile()
+
+    def sync_paths(self, paths: list[str]) -> SyncReport:
+        if self.syncer is None:
+            raise IndexLockedError("this engine was opened read-only: it cannot write the index")
+        return self.syncer.sync_paths(paths)
+
+    def attach(self, vault: Vault) -> None:
+        """Make every operation of `vault` searchable as soon as it returns."""
+        vault.on_written = self.sync_paths
+
+    def watch(self) -> VaultWatcher:
+        if self.syncer is None:
+            raise IndexLockedError("this engine was opened read-only: it cannot watch")
+        if self.watcher is None:
+            self.watcher = VaultWatcher(self.root, self.syncer)
+            self.watcher.start()
+        return self.watcher
+
+    # -- search ---------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        scope: ScopeId,
+        *,
+        top_k: int = 5,
+        mode: str = "hybrid",
+        speaker_id: str = "",
+        statuses: tuple[str, ...] = ("active",),
+        include_profiles: bool = False,
+        now: int | None = None,
+        decay: bool = True,
+    ) -> list[SearchResult]:
+        """Search inside the scope's user_key only (plus its session profiles if asked)."""
+        clock = now if now is not None else int(time.time())
+        request = SearchRequest(
+            query=query,
+            user_key=scope.user_key,
+            top_k=top_k,
+            mode=mode,
+            session_key=scope.session_key if include_profiles else None,
+            speaker_id=speaker_id,
+            statuses=statuses,
+            now=clock if decay else None,
+        )
+        return self.run(request)
+
+    def run(self, request: SearchRequest) -> list[SearchResult]:
+        backends = {"text": self.text, "vector": self.vector}
+        return hybrid_search(request, backends, self.lookup)
+
+    def lookup(self, chunk_id: int) -> ChunkDoc | None:
+        return self.manifest.doc(chunk_id)
+
+    def close(self) -> None:
+        if self.rebuild is not None:
+            self.rebuild.join()  # a half-built index is useless; finishing is cheaper
+        if self.watcher is not None:
+            self.watcher.stop()
+            self.watcher = None
+        if self.syncer is not None:
+            self.syncer.close()
+        else:
+            self.text.close()
+            self.vector.close()
+            self.manifest.close()
+        self.embedder.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

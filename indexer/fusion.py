@@ -1,0 +1,114 @@
+"""Fusing ranked lists from the text and vector indexes: small, pure, versioned.
+
+Two formulas, both measured on ../shared/bench (see bench/retrieval):
+- `rrf`: weighted reciprocal rank fusion, sum w / (k + rank). Needs a small k (2-5 here);
+  k=60 flattens ranks.
+- `zconf`: z-score each list, weight each list by how far its best hit stands out from the
+  rest (a list that is confident about its top hit counts more), missing = that list's
+  lowest z. A weak list (e.g. a vector model on a language it handles badly) then stops
+  dragging a strong one down, which equal-weight RRF does.
+Change a formula = bump its version, so a stored ranking says which formula made it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from indexer.records import Hit
+
+RRF_VERSION = "rrf-1"
+ZCONF_VERSION = "zconf-1"
+
+
+@dataclass(frozen=True)
+class Fused:
+    chunk_id: int
+    score: float
+    # Per source: (rank from 1 or None if absent, raw score or None, contribution)
+    parts: Mapping[str, tuple[int | None, float | None, float]]
+
+
+def rrf(
+    lists: Mapping[str, Sequence[Hit]],
+    weights: Mapping[str, float],
+    k: float = 3.0,
+) -> list[Fused]:
+    scores: dict[int, float] = {}
+    parts: dict[int, dict[str, tuple[int | None, float | None, float]]] = {}
+    for source, hits in lists.items():
+        weight = weights.get(source, 1.0)
+        for rank, hit in enumerate(hits, start=1):
+            contribution = weight / (k + rank)
+            scores[hit.chunk_id] = scores.get(hit.chunk_id, 0.0) + contribution
+            parts.setdefault(hit.chunk_id, {})[source] = (rank, hit.score, contribution)
+    for by_source in parts.values():
+        for source in lists:
+            by_source.setdefault(source, (None, None, 0.0))
+    return _sorted(scores, parts)
+
+
+def _zscores(hits: Sequence[Hit]) -> tuple[list[float], float]:
+    """z of each hit, and the list's confidence: how far its top stands out, plus 0.5."""
+    values = [h.score for h in hits]
+    mean = sum(values) / len(values)
+    std = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+    if std == 0:
+        return [0.0] * len(values), 0.5
+    z = [(v - mean) / std for v in values]
+    return z, max(0.0, z[0]) + 0.5
+
+
+def zconf(
+    lists: Mapping[str, Sequence[Hit]],
+    weights: Mapping[str, float],
+) -> list[Fused]:
+    stats: dict[str, tuple[dict[int, float], float, float]] = {}
+    for source, hits in lists.items():
+        if not hits:
+            continue
+        z, confidence = _zscores(hits)
+        by_id = {h.chunk_id: zi for h, zi in zip(hits, z, strict=True)}
+        stats[source] = (by_id, min(z), confidence * weights.get(source, 1.0))
+    total = sum(c for _, _, c in stats.values()) or 1.0
+    ranks = {
+        s: {h.chunk_id: (r, h.score) for r, h in enumerate(hits, 1)} for s, hits in lists.items()
+    }
+    ids = {cid for by_id, _, _ in stats.values() for cid in by_id}
+    scores: dict[int, float] = {}
+    parts: dict[int, dict[str, tuple[int | None, float | None, float]]] = {}
+    for cid in ids:
+        score = 0.0
+        parts[cid] = {}
+        for source in lists:
+            if source not in stats:
+                parts[cid][source] = (None, None, 0.0)
+                continue
+            by_id, floor, conf = stats[source]
+            contribution = (conf / total) * by_id.get(cid, floor)
+            score += contribution
+            rank, raw = ranks[source].get(cid, (None, None))
+            parts[cid][source] = (rank, raw, contribution)
+        scores[cid] = score
+    return _sorted(scores, parts)
+
+
+def _sorted(
+    scores: Mapping[int, float],
+    parts: Mapping[int, Mapping[str, tuple[int | None, float | None, float]]],
+) -> list[Fused]:
+    order = sorted(scores, key=lambda cid: (-scores[cid], cid))
+    return [Fused(cid, scores[cid], dict(parts[cid])) for cid in order]
+
+
+def to_unit(fused: Sequence[Fused]) -> dict[int, float]:
+    """Fused scores mapped onto (0, 1], best = 1, so later weights multiply a comparable
+    relevance whatever the formula's scale."""
+    if not fused:
+        return {}
+    top, bottom = fused[0].score, fused[-1].score
+    span = top - bottom
+    if span <= 0:
+        return {f.chunk_id: 1.0 for f in fused}
+    return {f.chunk_id: 0.05 + 0.95 * (f.score - bottom) / span for f in fused}

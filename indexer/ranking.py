@@ -1,0 +1,87 @@
+"""Weights applied after fusion, like LongTermMemory: recency, importance, speaker, corrections.
+
+Pure and versioned; `explain` keeps every factor so a person can see why a memory ranked.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+RANK_VERSION = "rank-1"
+SECONDS_PER_DAY = 86_400
+UPDATE_TAGS = frozenset(
+    {
+        "correction",
+        "clarification",
+        "profile-update",
+        "preference-change",
+        "fact-update",
+        "更正",
+        "修正",
+        "纠正",
+        "偏好变化",
+    }
+)
+
+
+@dataclass(frozen=True)
+class RankWeights:
+    half_life_days: float = 30.0
+    # A memory never loses more than this share of its relevance to age: an old fact that
+    # matches well still beats a new one that barely matches.
+    decay_floor: float = 0.5
+    importance: tuple[float, ...] = field(default=(0.9, 1.0, 1.08, 1.16, 1.24))
+    same_speaker: float = 1.12
+    update_tag: float = 1.08
+
+
+@dataclass(frozen=True)
+class Scored:
+    score: float
+    components: dict[str, float]
+
+
+def recency_factor(age_days: float, weights: RankWeights) -> float:
+    if weights.half_life_days <= 0:
+        return 1.0
+    decay = math.exp(-math.log(2) * max(0.0, age_days) / weights.half_life_days)
+    return weights.decay_floor + (1.0 - weights.decay_floor) * decay
+
+
+def recency_hint(age_days: float | None) -> str:
+    if age_days is None:
+        return ""
+    for limit, hint in ((1, "fresh"), (7, "recent"), (30, "still-relevant"), (90, "older")):
+        if age_days < limit:
+            return hint
+    return "old"
+
+
+def score(
+    relevance: float,
+    *,
+    created_at: int,
+    importance: int,
+    tags: Iterable[str],
+    same_speaker: bool,
+    now: int | None,
+    weights: RankWeights = RankWeights(),
+    kind: str = "episode",
+) -> Scored:
+    """relevance in (0, 1] from fusion; `now` None = no time decay (benchmarks)."""
+    components: dict[str, float] = {"relevance": relevance}
+    if kind == "episode" and now is not None and created_at:
+        age_days = (now - created_at) / SECONDS_PER_DAY
+        components["age_days"] = round(age_days, 2)
+        components["recency"] = recency_factor(age_days, weights)
+    level = min(5, max(1, importance))
+    components["importance"] = weights.importance[level - 1]
+    components["speaker"] = weights.same_speaker if same_speaker else 1.0
+    lowered = {t.lower() for t in tags}
+    components["update"] = weights.update_tag if lowered & UPDATE_TAGS else 1.0
+    total = relevance
+    for name in ("recency", "importance", "speaker", "update"):
+        total *= components.get(name, 1.0)
+    return Scored(total, components)

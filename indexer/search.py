@@ -1,0 +1,136 @@
+"""Hybrid search inside one scope: candidates from both indexes, fused, weighted, grouped.
+
+The scope is a filter inside each index query (SearchBackend.search takes the user_key),
+applied before ranking; nothing here ever sees another scope's candidates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from indexer.backend import SearchBackend
+from indexer.fusion import RRF_VERSION, ZCONF_VERSION, Fused, rrf, to_unit, zconf
+from indexer.ranking import RANK_VERSION, RankWeights, score
+from indexer.records import ChunkDoc, Hit
+
+MODES = ("hybrid", "text", "vector")
+CANDIDATES = 50
+# Measured on ../shared/bench with the embedded USE model (issue 3 note): the vector list
+# helps Chinese and dialogue queries a lot and English fact questions little, so it gets a
+# lower prior; zconf still lets a confident vector list lead.
+DEFAULT_WEIGHTS: Mapping[str, float] = {"text": 1.0, "vector": 0.25}
+
+
+@dataclass(frozen=True)
+class SearchRequest:
+    query: str
+    user_key: str
+    top_k: int = 5
+    mode: str = "hybrid"
+    session_key: str | None = None  # set to also search this session's profiles
+    speaker_id: str = ""
+    statuses: tuple[str, ...] = ("active",)
+    now: int | None = None  # unix seconds; None = no time decay, no expiry filter
+    fusion: str = "zconf"
+    weights: RankWeights = field(default_factory=RankWeights)
+    source_weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    doc: ChunkDoc  # the best-matching chunk of the episode (or the profile)
+    score: float
+    chunks: tuple[int, ...]
+    explain: Mapping[str, Any]
+
+
+def _candidates(backend: SearchBackend, request: SearchRequest, depth: int) -> list[Hit]:
+    hits = backend.search(
+        request.query,
+        request.user_key,
+        depth,
+        statuses=request.statuses,
+        kinds=("episode",),
+        now=request.now,
+    )
+    if request.session_key:
+        hits += backend.search(
+            request.query,
+            request.session_key,
+            depth,
+            statuses=("active",),
+            kinds=("profile", "speaker"),
+            now=request.now,
+        )
+        hits.sort(key=lambda h: -h.score)
+    return hits
+
+
+def fuse(request: SearchRequest, lists: Mapping[str, Sequence[Hit]]) -> list[Fused]:
+    if request.fusion == "rrf":
+        return rrf(lists, request.source_weights)
+    if request.fusion == "zconf":
+        return zconf(lists, request.source_weights)
+    raise ValueError(f"fusion must be rrf or zconf (got {request.fusion!r})")
+
+
+def hybrid_search(
+    request: SearchRequest,
+    backends: Mapping[str, SearchBackend],
+    lookup: Callable[[int], ChunkDoc | None],
+    depth: int = CANDIDATES,
+) -> list[SearchResult]:
+    if request.mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)} (got {request.mode!r})")
+    if not request.query.strip() or request.top_k < 1:
+        return []
+    sources = ("text", "vector") if request.mode == "hybrid" else (request.mode,)
+    lists = {name: _candidates(backends[name], request, depth) for name in sources}
+    fused = fuse(request, lists)
+    relevance = to_unit(fused)
+    by_episode: dict[str, SearchResult] = {}
+    for item in fused:
+        doc = lookup(item.chunk_id)
+        if doc is None:  # removed between the index answer and now
+            continue
+        scored = score(
+            relevance[item.chunk_id],
+            created_at=doc.created_at,
+            importance=doc.importance,
+            tags=doc.tags,
+            same_speaker=bool(request.speaker_id) and doc.speaker_id == request.speaker_id,
+            now=request.now,
+            weights=request.weights,
+            kind=doc.kind,
+        )
+        key = doc.episode_id
+        previous = by_episode.get(key)
+        if previous is not None and scored.score <= previous.score:
+            by_episode[key] = SearchResult(
+                previous.doc,
+                previous.score,
+                (*previous.chunks, item.chunk_id),
+                previous.explain,
+            )
+            continue
+        explain = {
+            "versions": {"fusion": _version(request.fusion), "rank": RANK_VERSION},
+            "weights": dict(request.source_weights),
+            "fused": item.score,
+            "sources": {
+                name: {"rank": rank, "raw": raw, "contribution": contribution}
+                for name, (rank, raw, contribution) in item.parts.items()
+            },
+            **scored.components,
+            "score": scored.score,
+        }
+        chunks = (item.chunk_id, *(previous.chunks if previous else ()))
+        by_episode[key] = SearchResult(doc, scored.score, chunks, explain)
+    ranked = sorted(by_episode.values(), key=lambda r: (-r.score, r.doc.episode_id))
+    return ranked[: request.top_k]
+
+
+def _version(fusion: str) -> str:
+    return ZCONF_VERSION if fusion == "zconf" else RRF_VERSION

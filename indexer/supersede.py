@@ -1,0 +1,93 @@
+"""Supersede on correction: a new memory tagged correction, fact-update or clarification
+marks older active memories of the same scope that say nearly the same thing as superseded.
+
+"Nearly the same" is a cosine threshold calibrated per embedding model, because models put
+unrelated texts at very different similarities (USE around 0.1, some e5 models at 0.8-0.9,
+where upstream's fixed 0.85 would supersede unrelated memories). The threshold is the
+model's mean similarity of mutually unrelated sentences plus SIGMAS standard deviations,
+and never below the most similar unrelated pair plus MARGIN.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+
+from indexer.embeddings import Embedder
+from indexer.engine import Engine
+from indexer.search import SearchRequest
+from templates import read_template
+from vault.keys import ScopeId
+from vault.model import CORRECTION_TAGS, Episode
+from vault.operations import Vault
+
+log = logging.getLogger(__name__)
+
+SUPERSEDE_VERSION = "calibrated-1"
+SIGMAS = 6.0
+MARGIN = 0.1
+CANDIDATES = 8
+
+
+@dataclass(frozen=True)
+class Calibration:
+    identity: str
+    mean: float
+    std: float
+    max_unrelated: float
+
+    @property
+    def threshold(self) -> float:
+        return min(0.99, max(self.mean + SIGMAS * self.std, self.max_unrelated + MARGIN))
+
+
+_CACHE: dict[str, Calibration] = {}
+
+
+def calibration_sentences() -> list[str]:
+    text = read_template("calibration_sentences.txt")
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def calibrate(embedder: Embedder) -> Calibration:
+    key = embedder.identity.key
+    if key not in _CACHE:
+        vectors = embedder.embed_documents(calibration_sentences())
+        sims = vectors @ vectors.T
+        pairs = sims[np.triu_indices(len(vectors), 1)]
+        _CACHE[key] = Calibration(key, float(pairs.mean()), float(pairs.std()), float(pairs.max()))
+        log.info("supersede=calibrated identity=%s threshold=%.3f", key, _CACHE[key].threshold)
+    return _CACHE[key]
+
+
+def is_correction(episode: Episode) -> bool:
+    return bool({t.lower() for t in episode.tags} & CORRECTION_TAGS)
+
+
+def near_duplicates(engine: Engine, scope: ScopeId, episode: Episode) -> list[tuple[str, float]]:
+    """Active episodes of the scope at or above the model's threshold, most similar first."""
+    threshold = calibrate(engine.embedder).threshold
+    request = SearchRequest(query=episode.body, user_key=scope.user_key, top_k=CANDIDATES,
+                            mode="vector", fusion="rrf")  # fmt: skip
+    found: dict[str, float] = {}
+    for result in engine.run(request):
+        cosine = result.explain["sources"]["vector"]["raw"]
+        if result.doc.episode_id != episode.id and cosine is not None and cosine >= threshold:
+            found[result.doc.episode_id] = max(cosine, found.get(result.doc.episode_id, -1.0))
+    return sorted(found.items(), key=lambda item: -item[1])
+
+
+def supersede_on_correction(
+    engine: Engine, vault: Vault, scope: ScopeId, episode: Episode
+) -> list[str]:
+    """Mark near-duplicates of a correction superseded (file writes, committed to git)."""
+    if not is_correction(episode) or episode.status != "active":
+        return []
+    done = []
+    for old_id, cosine in near_duplicates(engine, scope, episode):
+        vault.supersede(scope, old_id, episode.id)
+        log.info("supersede=applied old=%s new=%s cosine=%.3f", old_id, episode.id, cosine)
+        done.append(old_id)
+    return done

@@ -1,0 +1,98 @@
+"""Golden tests: exact numbers for small inputs, so any change to a formula shows up here."""
+
+import pytest
+
+from indexer.fusion import rrf, to_unit, zconf
+from indexer.ranking import RankWeights, recency_factor, recency_hint, score
+from indexer.records import Hit
+
+TEXT = [Hit(1, 9.0), Hit(2, 3.0), Hit(3, 2.0)]
+VECTOR = [Hit(2, 0.80), Hit(4, 0.79), Hit(1, 0.78)]
+
+
+def test_rrf_golden():
+    fused = rrf({"text": TEXT, "vector": VECTOR}, {"text": 1.0, "vector": 1.0}, k=3)
+    got = [(f.chunk_id, round(f.score, 6)) for f in fused]
+    assert got == [(2, 0.45), (1, 0.416667), (4, 0.2), (3, 0.166667)]
+    assert fused[0].parts["text"] == (2, 3.0, pytest.approx(0.2))
+    assert fused[2].parts["text"] == (None, None, 0.0)
+
+
+def test_zconf_golden():
+    # text: z = [1, -1], confidence 1.5; vector: all equal, z = 0, confidence 0.5.
+    fused = zconf({"text": [Hit(1, 4.0), Hit(2, 0.0)], "vector": [Hit(2, 1.0), Hit(1, 1.0)]}, {})
+    assert [(f.chunk_id, round(f.score, 6)) for f in fused] == [(1, 0.75), (2, -0.75)]
+    assert fused[0].parts == {"text": (1, 4.0, 0.75), "vector": (2, 1.0, 0.0)}
+
+
+def test_zconf_trusts_the_list_whose_top_stands_out():
+    # The text list is sure about chunk 1; the vector list is nearly flat. zconf follows
+    # text; equal-weight RRF puts chunk 2 (first in the flat list) on top.
+    text = [Hit(1, 9.0), Hit(2, 3.0)] + [Hit(10 + i, 1.0) for i in range(8)]
+    vector = [Hit(2, 0.800), Hit(20, 0.799), Hit(1, 0.798)] + [
+        Hit(30 + i, 0.797 - i / 1000) for i in range(7)
+    ]
+    assert zconf({"text": text, "vector": vector}, {})[0].chunk_id == 1
+    assert rrf({"text": text, "vector": vector}, {}, k=3)[0].chunk_id == 2
+
+
+def test_zconf_missing_doc_gets_the_lists_lowest_z():
+    fused = {
+        f.chunk_id: f for f in zconf({"a": [Hit(1, 1.0), Hit(2, 0.0)], "b": [Hit(3, 5.0)]}, {})
+    }
+    assert fused[3].parts["a"][0] is None and fused[3].parts["a"][2] < 0
+
+
+def test_empty_lists_fuse_to_nothing():
+    assert zconf({"text": [], "vector": []}, {}) == []
+    assert rrf({}, {}) == []
+
+
+def test_to_unit_maps_best_to_one():
+    unit = to_unit(rrf({"t": TEXT}, {}))
+    assert unit[1] == 1.0 and unit[3] == pytest.approx(0.05)
+
+
+def test_recency_factor_golden():
+    w = RankWeights(half_life_days=30, decay_floor=0.5)
+    assert recency_factor(0, w) == 1.0
+    assert recency_factor(30, w) == pytest.approx(0.75)
+    assert recency_factor(60, w) == pytest.approx(0.625)
+    assert recency_factor(10_000, w) == pytest.approx(0.5)
+    assert [recency_hint(d) for d in (0.5, 3, 20, 60, 400, None)] == [
+        "fresh",
+        "recent",
+        "still-relevant",
+        "older",
+        "old",
+        "",
+    ]
+
+
+def test_score_golden_and_explain():
+    now = 1_800_000_000
+    s = score(
+        0.8,
+        created_at=now - 30 * 86_400,
+        importance=5,
+        tags=["Correction"],
+        same_speaker=True,
+        now=now,
+    )
+    assert s.score == pytest.approx(0.8 * 0.75 * 1.24 * 1.12 * 1.08)
+    assert s.components == {
+        "relevance": 0.8,
+        "age_days": 30.0,
+        "recency": pytest.approx(0.75),
+        "importance": 1.24,
+        "speaker": 1.12,
+        "update": 1.08,
+    }
+    plain = score(0.8, created_at=0, importance=2, tags=[], same_speaker=False, now=None)
+    assert plain.score == 0.8 and "recency" not in plain.components
+
+
+def test_profiles_do_not_decay():
+    now = 1_800_000_000
+    s = score(1.0, created_at=1, importance=2, tags=[], same_speaker=False, now=now, kind="profile")
+    assert s.score == 1.0
