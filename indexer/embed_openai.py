@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from indexer.embeddings import EmbedderIdentity, EmbeddingError, normalise
+from indexer.embeddings import EmbedderIdentity, EmbeddingError, checked_rows, in_batches
 
 
 class OpenAICompatible:
@@ -53,20 +53,10 @@ class OpenAICompatible:
             vectors = np.array([row["embedding"] for row in rows], dtype=np.float32)
         except (KeyError, TypeError, ValueError) as exc:
             raise EmbeddingError(f"{self.url} returned no `data[].embedding` list") from exc
-        if vectors.shape != (len(texts), self.identity.dim):
-            raise EmbeddingError(
-                f"{self.url} returned vectors of shape {vectors.shape}, expected "
-                f"({len(texts)}, {self.identity.dim}): set the model's real dimension"
-            )
-        return normalise(vectors)
+        return checked_rows(vectors, len(texts), self.identity.dim, self.url)
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.identity.dim), dtype=np.float32)
-        parts = [
-            self._post(list(texts[i : i + self.batch])) for i in range(0, len(texts), self.batch)
-        ]
-        return np.vstack(parts)
+        return in_batches(self._post, texts, self.batch, self.identity.dim)
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._post([text or " "])[0]

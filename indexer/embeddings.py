@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Protocol
@@ -50,6 +50,25 @@ def normalise(rows: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     return rows / norms
+
+
+def checked_rows(vectors: object, count: int, dim: int, who: str) -> np.ndarray:
+    """A provider's answer as normalised (count, dim) rows, or an error naming the provider."""
+    rows = np.asarray(vectors, dtype=np.float32)
+    if rows.shape != (count, dim):
+        raise EmbeddingError(
+            f"{who} returned vectors of shape {rows.shape}, expected ({count}, {dim}): "
+            "set the model's real dimension"
+        )
+    return normalise(rows)
+
+
+def in_batches(
+    embed: Callable[[list[str]], np.ndarray], texts: Sequence[str], batch: int, dim: int
+) -> np.ndarray:
+    if not texts:
+        return np.zeros((0, dim), dtype=np.float32)
+    return np.vstack([embed(list(texts[i : i + batch])) for i in range(0, len(texts), batch)])
 
 
 class UseMultilingual:

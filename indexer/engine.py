@@ -17,6 +17,7 @@ from indexer.embed_cache import CachedEmbedder
 from indexer.embeddings import Embedder, default_embedder
 from indexer.manifest import Manifest, index_dir
 from indexer.providers import embedder_from_settings
+from indexer.ranking import RankWeights
 from indexer.rebuild import VectorRebuild, open_vectors, vectors_dir
 from indexer.records import ChunkDoc
 from indexer.search import SearchRequest, SearchResult, hybrid_search
@@ -164,6 +165,7 @@ class Engine:
         include_profiles: bool = False,
         now: int | None = None,
         decay: bool = True,
+        weights: RankWeights | None = None,
     ) -> list[SearchResult]:
         """Search inside the scope's user_key only (plus its session profiles if asked)."""
         clock = now if now is not None else int(time.time())
@@ -176,6 +178,7 @@ class Engine:
             speaker_id=speaker_id,
             statuses=statuses,
             now=clock if decay else None,
+            weights=weights or RankWeights(),
         )
         return self.run(request)
 

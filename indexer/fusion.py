@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from indexer.records import Hit
 
 RRF_VERSION = "rrf-1"
-ZCONF_VERSION = "zconf-1"
+ZCONF_VERSION = "zconf-2"
 
 
 @dataclass(frozen=True)
@@ -49,15 +49,21 @@ def rrf(
     return _sorted(scores, parts)
 
 
-def _zscores(hits: Sequence[Hit]) -> tuple[list[float], float]:
-    """z of each hit, and the list's confidence: how far its top stands out, plus 0.5."""
+def _zscores(hits: Sequence[Hit]) -> tuple[list[float], float, float]:
+    """(z of each hit, z for a document the list lacks, the list's confidence).
+
+    Confidence is how far the top hit stands out, plus 0.5. A list whose scores are all
+    equal (typically one single text hit: a rare word, a ticket id) has no spread to
+    measure: its hits count as standing out by one deviation and the documents it lacks
+    as average, so an exact match is not drowned by the other list's neighbours.
+    """
     values = [h.score for h in hits]
     mean = sum(values) / len(values)
     std = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
     if std == 0:
-        return [0.0] * len(values), 0.5
+        return [1.0] * len(values), 0.0, 1.5
     z = [(v - mean) / std for v in values]
-    return z, max(0.0, z[0]) + 0.5
+    return z, min(z), max(0.0, z[0]) + 0.5
 
 
 def zconf(
@@ -68,9 +74,9 @@ def zconf(
     for source, hits in lists.items():
         if not hits:
             continue
-        z, confidence = _zscores(hits)
+        z, floor, confidence = _zscores(hits)
         by_id = {h.chunk_id: zi for h, zi in zip(hits, z, strict=True)}
-        stats[source] = (by_id, min(z), confidence * weights.get(source, 1.0))
+        stats[source] = (by_id, floor, confidence * weights.get(source, 1.0))
     total = sum(c for _, _, c in stats.values()) or 1.0
     ranks = {
         s: {h.chunk_id: (r, h.score) for r, h in enumerate(hits, 1)} for s, hits in lists.items()

@@ -25,6 +25,7 @@ import numpy as np
 from indexer.backend import DEFAULT_KINDS, DEFAULT_STATUSES, IndexMismatchError
 from indexer.locks import WriterLock, check_chunk_id
 from indexer.records import ChunkDoc, Hit
+from vault.safewrite import fsync_dir
 
 log = logging.getLogger(__name__)
 
@@ -46,14 +47,6 @@ class _Meta(NamedTuple):
     status: str
     kind: str
     expires_at: int
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class VectorIndex:
@@ -202,7 +195,7 @@ class VectorIndex:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, target)
-        _fsync_dir(self._folder)
+        fsync_dir(self._folder)
         self._stamp = self._stat()
 
     def _stat(self) -> tuple[int, int, int] | None:

@@ -18,7 +18,18 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
@@ -30,6 +41,17 @@ log = logging.getLogger(__name__)
 
 QUIET_S = 0.2
 MAX_DELAY_S = 1.0
+RESYNC_S = 300.0  # a full (stat-only fast path) reconcile after this long without events
+_CHANGE_EVENTS = (
+    FileCreatedEvent,
+    FileModifiedEvent,
+    FileDeletedEvent,
+    FileMovedEvent,
+    FileClosedEvent,
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+)
 RETRY_S = (0.5, 1.0, 2.0, 5.0, 15.0, 30.0)
 # Reads (ours included: the Syncer opens files) must not look like changes, or every sync
 # would schedule another one; a directory's own "modified" only repeats its children's news.
@@ -67,11 +89,13 @@ class VaultWatcher:
         *,
         quiet_s: float = QUIET_S,
         max_delay_s: float = MAX_DELAY_S,
+        resync_s: float = RESYNC_S,
     ) -> None:
         self.root = Path(root).resolve()
         self.syncer = syncer
         self.quiet_s = quiet_s
         self.max_delay_s = max_delay_s
+        self.resync_s = resync_s
         self.ready = threading.Event()  # set after the first successful full reconcile
         self.batches = 0
         self.failures = 0
@@ -93,7 +117,12 @@ class VaultWatcher:
         # Observe first, reconcile second: a change made while the reconcile scans is
         # then still seen as an event and synced after it.
         observer = Observer()
-        observer.schedule(_Hints(self), str(self.root), recursive=True)
+        # Only events that can mean "content changed": opens and read-only closes (our own
+        # reconcile reads every file) otherwise flood inotify's queue, and an overflow is
+        # silently dropped by watchdog, losing edits until the next reconcile.
+        observer.schedule(
+            _Hints(self), str(self.root), recursive=True, event_filter=list(_CHANGE_EVENTS)
+        )
         observer.daemon = True
         observer.start()
         self._observer = observer
@@ -184,8 +213,11 @@ class VaultWatcher:
                     if wait <= 0:
                         return self._take()
                     self._cond.wait(wait)
-                else:
-                    self._cond.wait()
+                elif not self._cond.wait(self.resync_s):
+                    # Quiet for a long time: reconcile anyway, the safety net for events the
+                    # kernel or watchdog dropped (queue overflow, a network file system).
+                    self._pending.add(_FULL)
+                    self._first = self._last = float("-inf")
 
     def _take(self) -> set[str]:
         batch, self._pending = self._pending, set()

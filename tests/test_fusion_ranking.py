@@ -19,10 +19,29 @@ def test_rrf_golden():
 
 
 def test_zconf_golden():
-    # text: z = [1, -1], confidence 1.5; vector: all equal, z = 0, confidence 0.5.
-    fused = zconf({"text": [Hit(1, 4.0), Hit(2, 0.0)], "vector": [Hit(2, 1.0), Hit(1, 1.0)]}, {})
-    assert [(f.chunk_id, round(f.score, 6)) for f in fused] == [(1, 0.75), (2, -0.75)]
-    assert fused[0].parts == {"text": (1, 4.0, 0.75), "vector": (2, 1.0, 0.0)}
+    # text: z = [1, -1], confidence 1.5; vector: three hits 0.9/0.6/0.3 -> z = [1.2247, 0,
+    # -1.2247], confidence 1.7247; chunk 3 is missing from text and gets text's lowest z.
+    text = [Hit(1, 4.0), Hit(2, 0.0)]
+    vector = [Hit(2, 0.9), Hit(1, 0.6), Hit(3, 0.3)]
+    fused = zconf({"text": text, "vector": vector}, {})
+    wt, wv = 1.5 / 3.224745, 1.724745 / 3.224745
+    assert [(f.chunk_id, round(f.score, 4)) for f in fused] == [
+        (1, round(wt * 1 + wv * 0, 4)),
+        (2, round(wt * -1 + wv * 1.224745, 4)),
+        (3, round(wt * -1 + wv * -1.224745, 4)),
+    ]
+    assert fused[0].parts["text"][:2] == (1, 4.0)
+
+
+def test_zconf_single_exact_text_hit_is_not_buried():
+    # One text hit (a rare word): it must beat the middle of the vector list it is
+    # missing from, and documents the text list lacks must not get its bonus.
+    vector = [Hit(10 + i, 0.9 - i / 100) for i in range(10)]
+    fused = zconf({"text": [Hit(99, 7.5)], "vector": vector}, {"text": 1.0, "vector": 0.25})
+    order = [f.chunk_id for f in fused]
+    assert order.index(99) <= 1
+    assert fused[order.index(99)].parts["text"][2] > 0
+    assert all(f.parts["text"][2] == 0.0 for f in fused if f.chunk_id != 99)
 
 
 def test_zconf_trusts_the_list_whose_top_stands_out():

@@ -268,3 +268,21 @@ def test_constant_stream_still_syncs_within_about_a_second(watched, capsys):
     with capsys.disabled():
         print(f"[watcher] under a constant event stream: searchable after {waited * 1000:.0f} ms")
     assert time.monotonic() - started < 3.0  # max delay 1 s + one sync, with slack for CI
+
+
+def test_quiet_watcher_reconciles_what_no_event_announced(vault, embedder):
+    """Events can be lost (inotify queue overflow, network file systems): after a quiet
+    spell the watcher reconciles anyway, so a change nobody announced is still indexed."""
+    root = vault.root
+    write(root, f"{EPISODES}/trip.md", episode("Alice is going to Beijing next week."))
+    syncer, _ = open_syncer(root, embedder)
+    watcher = VaultWatcher(root, syncer, quiet_s=0.15, resync_s=0.5)
+    watcher.start()
+    try:
+        assert watcher.ready.wait(TIMEOUT_S)
+        watcher._observer.unschedule_all()  # from here on, no event reaches the watcher
+        write(root, f"{EPISODES}/silent.md", episode("a zebra crossing near the harbour"))
+        wait_for(lambda: text_paths(syncer, "zebra"), what="unannounced file indexed")
+    finally:
+        watcher.stop()
+        syncer.close()

@@ -38,7 +38,7 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -67,7 +67,7 @@ def atomic_write(target: Path, data: bytes) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _fsync_dir(target.parent)
+    fsync_dir(target.parent)
 
 
 def create_new(target: Path, data: bytes) -> bool:
@@ -90,7 +90,7 @@ def create_new(target: Path, data: bytes) -> bool:
             os.fsync(handle.fileno())
     finally:
         tmp.unlink(missing_ok=True)
-    _fsync_dir(target.parent)
+    fsync_dir(target.parent)
     return True
 
 
@@ -125,7 +125,7 @@ def rewrite(
             if before_replace is not None:
                 before_replace()
             if _swap_if_unchanged(target, before, tmp):
-                _fsync_dir(target.parent)
+                fsync_dir(target.parent)
                 return after
             log.info("rewrite=retry path=%s reason=changed_on_disk", target)
         finally:

@@ -1,0 +1,1 @@
+"""Benchmarks for MemVault: run as modules (`python -m bench.sync`), never collected by pytest."""
