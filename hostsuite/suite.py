@@ -1,0 +1,907 @@
+"""MemVault on a real LangBot 4.11.2 host, end to end, on loopback only.
+
+Started by `bash hostsuite/run.sh` (which prepares the cached host venv). Steps:
+
+1. a FAKE remote LLM (hostsuite/fake_llm.py) on 127.0.0.1;
+2. the plugin runtime (`lbp rt`, pinned to 127.0.0.1 by hostsuite/loopback_rt.py) and
+   LangBot itself (`langbot --standalone-runtime`, API on 127.0.0.1), in a temp folder;
+3. bootstrap over HTTP: admin user, provider -> fake LLM, model;
+4. debug-attach MemVault (`lbp run` of a copy of plugin/, vault in the temp folder), then
+   the suite's probe plugin (hostsuite/suite_plugin: an EventListener that records what
+   PromptPreProcessing leaves for later plugins, and a Runner for one model turn);
+5. a MemVault knowledge base, a pipeline whose runner attaches it, a Page Bot bound to the
+   pipeline; two group chats A and B over the embed WebSocket (session_type=group);
+6. checks (see CHECKS), a result table, results.json in the work folder.
+
+Every wait is bounded; every process is started in its own process group and stopped by
+its id at the end (also on failure or Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import websockets
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parent
+DEFAULT_HOST_VENV = Path.home() / ".cache" / "memvault" / "langbot-4.11.2"
+ADMIN = {"user": "suite@example.com", "password": "hostsuite-Pass-1"}
+PROBE_ID = "hostsuite/MemVaultSuiteProbe"
+RUNNER_ID = f"plugin:{PROBE_ID}/default"
+FACT_A = "Project Falcon launches on 3 March according to chat A"
+FACT_B = "Project Falcon launches on 9 May according to chat B"
+EDITED_A = "Project Falcon launches on 17 April according to chat A (edited by hand)"
+QUESTION = "When does Project Falcon launch?"
+READY = ("initialized", "running", "mounted")
+
+
+class SuiteError(RuntimeError):
+    pass
+
+
+def log(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(what: str, check: Callable[[], Any], timeout: float, every: float = 0.5) -> Any:
+    deadline = time.monotonic() + timeout
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            value = check()
+            if value:
+                return value
+        except Exception as exc:  # noqa: BLE001 - retried until the deadline
+            last = exc
+        time.sleep(every)
+    raise SuiteError(
+        f"timed out after {timeout:.0f}s waiting for {what}" + (f": {last}" if last else "")
+    )
+
+
+class Processes:
+    """Children in their own process groups, stopped by id, newest first."""
+
+    def __init__(self, logs: Path) -> None:
+        self.logs = logs
+        self.items: list[tuple[str, subprocess.Popen[bytes]]] = []
+
+    def start(
+        self, name: str, argv: list[str], cwd: Path, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[bytes]:
+        out = (self.logs / f"{name}.log").open("wb")
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env={**os.environ, **(env or {})},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.items.append((name, proc))
+        log(f"started {name} pid={proc.pid}")
+        return proc
+
+    def stop(self, name: str) -> None:
+        for item in [i for i in self.items if i[0] == name]:
+            proc = item[1]
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(15)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(5)
+            self.items.remove(item)
+            log(f"stopped {name} pid={proc.pid}")
+
+    def check_alive(self) -> None:
+        for name, proc in self.items:
+            if proc.poll() is not None:
+                tail = (self.logs / f"{name}.log").read_text("utf-8", "replace")[-2000:]
+                raise SuiteError(f"{name} exited with {proc.returncode}:\n{tail}")
+
+    def stop_all(self) -> None:
+        for _, proc in reversed(self.items):
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 15
+        for name, proc in reversed(self.items):
+            try:
+                proc.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                log(f"{name} did not stop on SIGTERM: SIGKILL pid={proc.pid}")
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(5)
+        self.items.clear()
+
+
+class Host:
+    """LangBot's HTTP API as the web UI uses it."""
+
+    def __init__(self, port: int) -> None:
+        self.base = f"http://127.0.0.1:{port}"
+        self.http = httpx.Client(base_url=self.base, timeout=60)
+        self.token = ""
+        self.workspace = ""
+
+    def call(self, method: str, path: str, **kw: Any) -> Any:
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        if self.workspace:
+            headers["X-Workspace-Id"] = self.workspace
+        response = self.http.request(method, path, headers=headers, **kw)
+        try:
+            body = response.json()
+        except ValueError as exc:
+            raise SuiteError(
+                f"{method} {path} -> {response.status_code} {response.text[:300]}"
+            ) from exc
+        if response.status_code >= 400 or body.get("code") not in (0, None):
+            raise SuiteError(f"{method} {path} -> {response.status_code} {json.dumps(body)[:600]}")
+        return body.get("data")
+
+    def bootstrap(self) -> None:
+        self.call("POST", "/api/v1/user/init", json=ADMIN)
+        self.token = self.call("POST", "/api/v1/user/auth", json=ADMIN)["token"]
+        self.workspace = self.call("GET", "/api/v1/workspaces")["workspaces"][0]["uuid"]
+
+    def plugins(self) -> list[dict[str, Any]]:
+        return self.call("GET", "/api/v1/plugins")["plugins"]
+
+    def plugin_status(self, ident: str, *, debug: bool | None = None) -> str | None:
+        """The status of plugin `author/name` (the debug-attached or the installed copy)."""
+        for plugin in self.plugins():
+            manifest = plugin.get("manifest", {})
+            manifest = manifest.get("manifest", manifest) if isinstance(manifest, dict) else {}
+            meta = manifest.get("metadata", {})
+            if f"{meta.get('author')}/{meta.get('name')}" != ident:
+                continue
+            if debug is None or bool(plugin.get("debug")) == debug:
+                return str(plugin.get("status", "")).lower()
+        return None
+
+
+class Chat:
+    """One group chat over the Page Bot's embed WebSocket (a real LangBot chat surface)."""
+
+    def __init__(self, host: Host, bot_uuid: str, session_id: str, name: str) -> None:
+        port = host.base.rsplit(":", 1)[1]
+        self.url = (
+            f"ws://127.0.0.1:{port}/api/v1/embed/{bot_uuid}/ws/connect"
+            f"?session_type=group&session_id={session_id}"
+        )
+        self.origin = host.base
+        self.name = name
+        self.frames: list[dict[str, Any]] = []
+
+    async def send(self, text: str, timeout: float = 90) -> str:
+        """Send one message and return the bot's reply text (bounded wait)."""
+        async with websockets.connect(self.url, origin=self.origin, open_timeout=20) as ws:  # type: ignore[arg-type]
+            await ws.send(json.dumps({"type": "authenticate", "token": "suite"}))
+            first = json.loads(await asyncio.wait_for(ws.recv(), 20))
+            if first.get("type") != "connected":
+                raise SuiteError(f"chat {self.name}: {first}")
+            await ws.send(
+                json.dumps(
+                    {
+                        "type": "message",
+                        "stream": False,
+                        "message": [{"type": "Plain", "text": text}],
+                    }
+                )
+            )
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                try:
+                    raw = await asyncio.wait_for(ws.recv(), max(0.1, deadline - time.monotonic()))
+                except TimeoutError:
+                    break
+                frame = json.loads(raw)
+                self.frames.append(frame)
+                reply = _reply_text(frame)
+                if reply is not None:
+                    return reply
+        raise SuiteError(f"chat {self.name}: no reply to {text!r} within {timeout:.0f}s")
+
+
+def _reply_text(frame: dict[str, Any]) -> str | None:
+    if frame.get("type") in ("error",):
+        raise SuiteError(f"chat error frame: {frame}")
+    data = frame.get("data") if isinstance(frame.get("data"), dict) else {}
+    is_bot = frame.get("type") in ("response", "bot_message", "assistant_message")
+    if (is_bot or data.get("role") == "assistant") and data.get("is_final", True):
+        return str(data.get("content") or data.get("text") or frame.get("content") or "")
+    return None
+
+
+class Probe:
+    """What the suite plugin wrote: PromptPreProcessing views, runner turns, tool calls."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def records(self, kind: str) -> list[dict[str, Any]]:
+        if not self.path.exists():
+            return []
+        items = [
+            json.loads(line) for line in self.path.read_text("utf-8").splitlines() if line.strip()
+        ]
+        return [r for r in items if r.get("kind") == kind]
+
+    def last_prompt(self, text: str, after: float) -> dict[str, Any] | None:
+        found = [
+            r
+            for r in self.records("prompt")
+            if r.get("user_message_text") == text and r["at"] >= after
+        ]
+        return found[-1] if found else None
+
+
+def _joined(messages: list[dict[str, Any]]) -> str:
+    return "\n".join(m.get("text", "") for m in messages)
+
+
+class Suite:
+    def __init__(
+        self,
+        work: Path,
+        host_venv: Path,
+        plugin_dir: Path = REPO / "plugin",
+        install_package: bool = True,
+    ) -> None:
+        self.work = work
+        self.install_package = install_package
+        self._chats: dict[str, Chat] = {}
+        self.plugin_dir = plugin_dir
+        self.host_venv = host_venv
+        self.logs = work / "logs"
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.procs = Processes(self.logs)
+        self.vault_root = work / "vault"
+        self.probe = Probe(work / "probe.jsonl")
+        self.llm_log = work / "fake_llm.jsonl"
+        self.results: list[dict[str, Any]] = []
+        self.facts: dict[str, Any] = {}
+        manifest = yaml.safe_load((plugin_dir / "manifest.yaml").read_text("utf-8"))["metadata"]
+        self.memvault_id = f"{manifest['author']}/{manifest['name']}"
+
+    # -- result bookkeeping ---------------------------------------------------------------
+
+    def check(self, name: str, ok: bool, detail: str = "") -> bool:
+        self.results.append({"check": name, "ok": bool(ok), "detail": detail})
+        log(f"{'PASS' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}")
+        return ok
+
+    def note(self, name: str, detail: str) -> None:
+        self.results.append({"check": name, "ok": None, "detail": detail})
+        log(f"NOTE {name}: {detail}")
+
+    # -- processes ------------------------------------------------------------------------
+
+    def start_fake_llm(self) -> int:
+        port_file = self.work / "fake_llm.port"
+        self.procs.start(
+            "fake_llm",
+            [
+                sys.executable,
+                "-m",
+                "hostsuite.fake_llm",
+                "--log",
+                str(self.llm_log),
+                "--port-file",
+                str(port_file),
+            ],
+            cwd=REPO,
+        )
+        return int(
+            wait_for("the fake LLM", lambda: port_file.exists() and port_file.read_text(), 30)
+        )
+
+    def start_host(self) -> Host:
+        api, control, debug = free_port(), free_port(), free_port()
+        lb_dir = self.work / "langbot"
+        (lb_dir / "data").mkdir(parents=True)
+        import_dir = subprocess.run(
+            [
+                str(self.host_venv / "bin" / "python"),
+                "-c",
+                "import langbot, os; print(os.path.dirname(langbot.__file__))",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=60,
+        ).stdout.strip()
+        config = yaml.safe_load((Path(import_dir) / "templates" / "config.yaml").read_text("utf-8"))
+        config["api"].update(host="127.0.0.1", port=api, webhook_prefix=f"http://127.0.0.1:{api}")
+        config["plugin"].update(
+            runtime_ws_url=f"ws://127.0.0.1:{control}/control/ws",
+            display_plugin_debug_url=f"ws://127.0.0.1:{debug}/plugin/debug/ws",
+            enable_marketplace=False,
+        )
+        config["box"]["enabled"] = False
+        config["space"].update(disable_telemetry=True, disable_models_service=True)
+        config["system"]["jwt"]["secret"] = uuid.uuid4().hex
+        (lb_dir / "data" / "config.yaml").write_text(yaml.safe_dump(config), "utf-8")
+        self.procs.start(
+            "plugin_runtime",
+            [
+                str(self.host_venv / "bin" / "python"),
+                str(HERE / "loopback_rt.py"),
+                "--ws-control-port",
+                str(control),
+                "--ws-debug-port",
+                str(debug),
+                "--skip-deps-check",
+            ],
+            cwd=lb_dir,
+        )
+        wait_for("the plugin runtime", lambda: _port_open(control) and _port_open(debug), 60)
+        self.procs.start(
+            "langbot",
+            [str(self.host_venv / "bin" / "langbot"), "--standalone-runtime"],
+            cwd=lb_dir,
+        )
+        host = Host(api)
+
+        def ready() -> bool:
+            self.procs.check_alive()
+            return host.http.get("/api/v1/user/init", timeout=5).status_code == 200
+
+        wait_for("LangBot's HTTP API", ready, 240, every=1)
+        self.facts["ports"] = {"api": api, "runtime_control": control, "runtime_debug": debug}
+        return host
+
+    def attach(
+        self,
+        host: Host,
+        name: str,
+        source: Path,
+        python_bin: Path,
+        plugin_id: str,
+        env: dict[str, str],
+    ) -> None:
+        info = host.call("GET", "/api/v1/plugins/debug-info")
+        folder = self.work / "plugins" / name
+        shutil.rmtree(folder, ignore_errors=True)
+
+        def ignore(directory: str, names: list[str]) -> set[str]:
+            skip = {"__pycache__", ".env"} & set(names)
+            if Path(directory) == source and "__init__.py" in names:
+                skip.add("__init__.py")  # the repo's package marker, not part of the plugin
+            return skip
+
+        shutil.copytree(source, folder, ignore=ignore)
+        self.procs.start(
+            name,
+            [str(python_bin / "lbp"), "run"],
+            cwd=folder,
+            env={
+                "DEBUG_RUNTIME_WS_URL": info["debug_url"],
+                "PLUGIN_DEBUG_KEY": info["plugin_debug_key"],
+                **env,
+            },
+        )
+
+        def listed() -> bool:
+            self.procs.check_alive()
+            return host.plugin_status(plugin_id, debug=True) in READY
+
+        wait_for(f"plugin {plugin_id} to attach", listed, 180, every=1)
+        log(f"attached {plugin_id}")
+
+    def attach_probe(self, host: Host) -> None:
+        self.attach(
+            host,
+            "probe",
+            HERE / "suite_plugin",
+            self.host_venv / "bin",
+            PROBE_ID,
+            {"SUITE_PROBE_OUT": str(self.probe.path)},
+        )
+
+    # -- setup on the host ------------------------------------------------------------------
+
+    def configure(self, host: Host, llm_port: int) -> dict[str, str]:
+        base_url = f"http://127.0.0.1:{llm_port}/v1"
+        provider = host.call(
+            "POST",
+            "/api/v1/provider/providers",
+            json={
+                "name": "FAKE remote LLM (suite)",
+                "requester": "openai-chat-completions",
+                "base_url": base_url,
+                "api_keys": ["fake-key"],
+            },
+        )["uuid"]
+        llm = host.call(
+            "POST",
+            "/api/v1/provider/models/llm",
+            json={
+                "name": "fake-chat",
+                "provider_uuid": provider,
+                "abilities": ["func_call"],
+                "extra_args": {},
+            },
+        )["uuid"]
+        engines = host.call("GET", "/api/v1/knowledge/engines")["engines"]
+        engine = next((e for e in engines if self.memvault_id in json.dumps(e)), None)
+        if engine is None:
+            raise SuiteError(f"no MemVault knowledge engine among {json.dumps(engines)[:400]}")
+        engine_id = engine.get("plugin_id") or self.memvault_id
+        kb = host.call(
+            "POST",
+            "/api/v1/knowledge/bases",
+            json={
+                "name": "memory",
+                "description": "MemVault (suite)",
+                "knowledge_engine_plugin_id": engine_id,
+                "creation_settings": {},
+                "retrieval_settings": {"top_k": 5},
+            },
+        )["uuid"]
+        pipeline = host.call(
+            "POST",
+            "/api/v1/pipelines",
+            json={"name": "suite", "description": "suite", "config": {}},
+        )["uuid"]
+        config = host.call("GET", f"/api/v1/pipelines/{pipeline}")["pipeline"]["config"]
+        config["trigger"]["group-respond-rules"].update(at=False, prefix=[], regexp=[], random=1.0)
+        config["ai"] = {
+            "runner": {"id": RUNNER_ID, "expire-time": 0},
+            "runner_config": {RUNNER_ID: {"model": llm, "knowledge-bases": [kb]}},
+        }
+        host.call("PUT", f"/api/v1/pipelines/{pipeline}", json={"config": config})
+        bot = host.call(
+            "POST",
+            "/api/v1/platform/bots",
+            json={
+                "name": "suite page bot",
+                "description": "",
+                "adapter": "web_page_bot",
+                "adapter_config": {},
+                "enable": True,
+                "event_bindings": [
+                    {
+                        "event_pattern": "message.received",
+                        "target_type": "pipeline",
+                        "target_uuid": pipeline,
+                        "enabled": True,
+                        "filters": [],
+                    }
+                ],
+            },
+        )["uuid"]
+        ids = {
+            "provider": provider,
+            "llm": llm,
+            "kb": kb,
+            "pipeline": pipeline,
+            "bot": bot,
+            "engine": engine_id,
+        }
+        self.facts["ids"] = ids
+        return ids
+
+    # -- the checks -------------------------------------------------------------------------
+
+    async def ask(self, chat: Chat, text: str) -> tuple[str, dict[str, Any] | None]:
+        started = time.time()
+        reply = await chat.send(text)
+        record = await asyncio.to_thread(
+            wait_for,
+            f"the probe record of {text!r}",
+            lambda: self.probe.last_prompt(text, started),
+            30,
+        )
+        if record is not None and not text.startswith("!"):
+            # The runner's turn for this message (the chat has already replied, so it ran).
+            turns = [
+                r
+                for r in self.probe.records("runner")
+                if r["at"] >= started and r.get("user_text") == text
+            ]
+            record["runner"] = turns[-1] if turns else None
+        return reply, record
+
+    def seed(self, session_name: str, bot_uuid: str, text: str) -> Path:
+        from vault.keys import ScopeId
+        from vault.model import Speaker
+        from vault.operations import Vault
+
+        vault = Vault(self.vault_root, git=True)
+        episode = vault.remember(
+            ScopeId(bot_uuid, session_name),
+            text,
+            speaker=Speaker("seed", "Seeder"),
+            tags=["suite"],
+            importance=3,
+        )
+        return vault.find_episode(ScopeId(bot_uuid, session_name), episode.id).path
+
+    async def run_checks(self, host: Host, ids: dict[str, str]) -> None:
+        chat_a = Chat(host, ids["bot"], str(uuid.uuid4()), "A")
+        chat_b = Chat(host, ids["bot"], str(uuid.uuid4()), "B")
+        self._chats = {"A": chat_a, "B": chat_b}
+
+        reply, _ = await self.ask(chat_a, "!memory")
+        self.check(
+            "`!memory` replies on the real host",
+            bool(reply.strip()),
+            reply.strip().splitlines()[0][:120] if reply.strip() else "empty",
+        )
+        self.facts["memory_reply"] = reply
+
+        _, first_a = await self.ask(chat_a, "hello from A")
+        _, first_b = await self.ask(chat_b, "hello from B")
+        session_a, session_b = first_a["session_name"], first_b["session_name"]
+        self.facts["sessions"] = {"A": session_a, "B": session_b}
+        self.check(
+            "chats A and B are different group sessions",
+            session_a != session_b and session_a.startswith("group_"),
+            f"{session_a} / {session_b}",
+        )
+        ltm = first_a.get("ltm_context")
+        self.check(
+            "the probe plugin (after MemVault) reads `_ltm_context`",
+            isinstance(ltm, dict)
+            and set(ltm) == {"speaker", "session_profile", "speaker_profile", "episodes"},
+            json.dumps(ltm)[:200],
+        )
+
+        path_a = self.seed(session_a, ids["bot"], FACT_A)
+        self.seed(session_b, ids["bot"], FACT_B)
+        self.facts["episode_file_A"] = str(path_a.relative_to(self.vault_root))
+
+        async def until(chat: Chat, want: str, timeout: float = 45) -> dict[str, Any]:
+            deadline = time.monotonic() + timeout
+            record: dict[str, Any] | None = None
+            while time.monotonic() < deadline:
+                _, record = await self.ask(chat, QUESTION)
+                if want in _joined(record["prompt"]):
+                    return record
+                await asyncio.sleep(2)
+            return record or {}
+
+        rec_a = await until(chat_a, "3 March")
+        text_a = _joined(rec_a.get("prompt", []))
+        self.check(
+            "chat A's injection carries A's memory", "3 March" in text_a, _excerpt(text_a, "Falcon")
+        )
+        self.check(
+            "chat A's injection never carries B's memory",
+            "9 May" not in text_a and "9 May" not in json.dumps(rec_a.get("ltm_context")),
+        )
+        episodes_a = json.dumps((rec_a.get("ltm_context") or {}).get("episodes"))
+        self.check(
+            "`_ltm_context.episodes` (read by the probe) has A's memory",
+            "3 March" in episodes_a,
+            episodes_a[:160],
+        )
+        rag_a = json.dumps((rec_a.get("runner") or {}).get("rag"))
+        self.check(
+            "the runner's RAG on the MemVault KB in chat A: A's memory, never B's",
+            "3 March" in rag_a and "9 May" not in rag_a,
+            rag_a[:200],
+        )
+        rec_b = await until(chat_b, "9 May")
+        text_b = _joined(rec_b.get("prompt", []))
+        rag_b = json.dumps((rec_b.get("runner") or {}).get("rag"))
+        self.check(
+            "the runner's RAG on the MemVault KB in chat B: B's memory, never A's",
+            "9 May" in rag_b and "3 March" not in rag_b,
+            rag_b[:200],
+        )
+        self.check(
+            "chat B's injection carries B's memory, never A's",
+            "9 May" in text_b and "3 March" not in text_b,
+            _excerpt(text_b, "Falcon"),
+        )
+
+        original = path_a.read_text("utf-8")
+        path_a.write_text(original.replace(FACT_A, EDITED_A), "utf-8")  # a person's edit
+        rec_edit = await until(chat_a, "17 April", timeout=60)
+        text_edit = _joined(rec_edit.get("prompt", []))
+        self.check(
+            "a memory file edited by hand is used on the next message",
+            "17 April" in text_edit and "3 March" not in text_edit,
+            _excerpt(text_edit, "Falcon"),
+        )
+
+        turns = [r for r in self.probe.records("runner")]
+        llm_chats = (
+            [
+                json.loads(line)
+                for line in self.llm_log.read_text("utf-8").splitlines()
+                if '"chat"' in line
+            ]
+            if self.llm_log.exists()
+            else []
+        )
+        last_turn = turns[-1] if turns else {}
+        self.check(
+            "a full model turn ran (test Runner -> FAKE LLM -> reply in the chat)",
+            bool(turns)
+            and bool(llm_chats)
+            and any(
+                "FAKE-LLM-REPLY" in (f.get("data") or {}).get("content", "")
+                for f in chat_a.frames
+                if isinstance(f.get("data"), dict)
+            ),
+            f"runner turns={len(turns)} fake-LLM requests={len(llm_chats)}",
+        )
+        sent = _joined(last_turn.get("sent", []))
+        profile = "# Long-term Memory" in sent or "Current Speaker" in sent
+        via_prompt = "Relevant Memories" in sent
+        via_rag = any(i.get("texts") for i in last_turn.get("rag", []))
+        yes = {True: "yes", False: "no"}
+        self.note(
+            "what reached the model in that turn",
+            f"profile block (default_prompt) {yes[profile]}; recalled episodes via the "
+            f"injector's `prompt` message {yes[via_prompt]}; via the runner's RAG on the "
+            f"MemVault KB {yes[via_rag]}",
+        )
+        self.facts["last_turn"] = last_turn
+
+        tool_text = "tool remember " + json.dumps(
+            {"content": "Suite tool memory: the blue door code is 4711", "tags": ["suite"]}
+        )
+        reply, _ = await self.ask(chat_a, tool_text)
+        calls = self.probe.records("tool")
+        call = calls[-1] if calls else {}
+        result = str(call.get("result"))
+        kb_vars = [r.get("kb_uuids") for r in self.probe.records("prompt")][-1:]
+        self.check(
+            "MemVault's `remember` tool works inside a real run",
+            bool(call) and call.get("error") is None and not result.startswith("Error"),
+            f"result={result[:160]!r} error={call.get('error')!r}; `_knowledge_base_uuids` after "
+            f"the injector: {kb_vars}",
+        )
+
+    def check_knowledge_base(self, host: Host, ids: dict[str, str]) -> None:
+        files = httpx.Client(base_url=host.base, timeout=60)
+        headers = {"Authorization": f"Bearer {host.token}", "X-Workspace-Id": host.workspace}
+        body = b"# Office\n\nVisitors park on level -2 of the suite garage.\n"
+        up = files.post(
+            "/api/v1/files/documents",
+            headers=headers,
+            files={"file": ("handbook.md", body, "text/markdown")},
+        ).json()
+        file_id = up["data"]["file_id"]
+        host.call("POST", f"/api/v1/knowledge/bases/{ids['kb']}/files", json={"file_id": file_id})
+
+        def done() -> Any:
+            items = host.call("GET", f"/api/v1/knowledge/bases/{ids['kb']}/files")
+            items = items.get("files", items) if isinstance(items, dict) else items
+            states = [str(i.get("status")) for i in items]
+            if any(s in ("failed", "error") for s in states):
+                raise SuiteError(f"ingest failed: {json.dumps(items)[:400]}")
+            return items if states and all(s == "completed" for s in states) else None
+
+        items = wait_for("the KB upload to be ingested", done, 120, every=1)
+        session = self.facts["sessions"]["B"]
+        found = host.call(
+            "POST",
+            f"/api/v1/knowledge/bases/{ids['kb']}/retrieve",
+            json={
+                "query": "where do visitors park",
+                "retrieval_settings": {
+                    "top_k": 3,
+                    "session_name": session,
+                    "bot_uuid": ids["bot"],
+                    "sender_id": "x",
+                },
+            },
+        )["results"]
+        texts = json.dumps(found)
+        self.check(
+            "KB upload (Markdown) is ingested by MemVault and retrieved in a chat",
+            "level -2" in texts,
+            f"files={len(items)} results={len(found)}",
+        )
+        refused = host.call(
+            "POST",
+            f"/api/v1/knowledge/bases/{ids['kb']}/retrieve",
+            json={"query": "where do visitors park"},
+        )["results"]
+        self.check(
+            "KB retrieve without a session name returns nothing",
+            refused == [],
+            f"results={len(refused)}",
+        )
+
+    def check_package_install(self, host: Host, chat_a_session: str) -> None:
+        """Stop the debug-attached MemVault, build the .lbpkg, install it through the host
+        (the runtime installs requirements.txt into the plugin's own environment) and use it
+        in chat A again."""
+        self.procs.stop("memvault")
+        wait_for(
+            "the debug MemVault to detach",
+            lambda: host.plugin_status(self.memvault_id, debug=True) is None,
+            60,
+            every=1,
+        )
+        dist = self.work / "dist"
+        built = subprocess.run(
+            [sys.executable, str(REPO / "scripts" / "build_plugin.py"), "-o", str(dist)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if built.returncode != 0:
+            raise SuiteError(f"build failed: {built.stderr[-1500:]}")
+        package = next(dist.glob("*.lbpkg"))
+        # The suite's copy gets a .env (LangBot's OSS runtime loads it in the plugin's
+        # folder) so the installed plugin uses the suite's vault, never a real home folder.
+        suite_copy = dist / f"suite-{package.name}"
+        shutil.copy(package, suite_copy)
+        with zipfile.ZipFile(suite_copy, "a") as zf:
+            zf.writestr(".env", f"MEMVAULT_VAULT={self.vault_root}\n")
+        headers = {"Authorization": f"Bearer {host.token}", "X-Workspace-Id": host.workspace}
+        files = {"file": (package.name, suite_copy.read_bytes(), "application/octet-stream")}
+        response = host.http.post("/api/v1/plugins/install/local", headers=headers, files=files)
+        task_id = response.json()["data"]["task_id"]
+        started = time.monotonic()
+
+        def installed() -> Any:
+            self.procs.check_alive()
+            task = host.call("GET", f"/api/v1/system/tasks/{task_id}")
+            runtime = task.get("runtime", {})
+            if runtime.get("done"):
+                if runtime.get("exception"):
+                    raise SuiteError(f"install failed: {runtime['exception']}")
+                return task
+            return None
+
+        wait_for("the .lbpkg to install (pip installs its requirements)", installed, 1200, 2)
+        install_s = time.monotonic() - started
+
+        def ready() -> bool:
+            status = host.plugin_status(self.memvault_id, debug=False)
+            if status in ("failed", "error"):
+                raise SuiteError(f"the installed MemVault is {status}")
+            return status in READY
+
+        wait_for("the installed MemVault to start", ready, 300, 2)
+        # LangBot dispatches events to debug-attached plugins before installed ones, so the
+        # probe now runs BEFORE MemVault: check the installed copy through what follows
+        # PromptPreProcessing instead (the runner's prompt and its retrieval via the KB).
+        self.facts["package"] = {"file": package.name, "bytes": package.stat().st_size}
+        chat = self._chats["A"]
+        reply, _ = asyncio.run(self.ask(chat, "!memory"))
+        turn: dict[str, Any] = {}
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            _, record = asyncio.run(self.ask(chat, QUESTION))
+            turn = (record or {}).get("runner") or {}
+            if "17 April" in json.dumps(turn.get("rag")):
+                break
+            time.sleep(2)
+        rag = json.dumps(turn.get("rag"))
+        profile = "Current Speaker" in _joined(turn.get("sent", []))
+        self.check(
+            "the built .lbpkg installs on the host and serves the chat",
+            "[Memory]" in reply and "17 April" in rag and "9 May" not in rag and profile,
+            f"{package.name}, {package.stat().st_size // 1024} KiB, installed in "
+            f"{install_s:.0f}s; injection reached the runner: {profile}; retrieval: {rag[:120]}",
+        )
+
+    # -- main -----------------------------------------------------------------------------------
+
+    def run(self) -> bool:
+        try:
+            llm_port = self.start_fake_llm()
+            log(f"FAKE LLM on 127.0.0.1:{llm_port}")
+            host = self.start_host()
+            host.bootstrap()
+            self.attach(
+                host,
+                "memvault",
+                self.plugin_dir,
+                REPO / ".venv" / "bin",
+                self.memvault_id,
+                {"MEMVAULT_VAULT": str(self.vault_root)},
+            )
+            self.attach_probe(host)
+            ids = self.configure(host, llm_port)
+            asyncio.run(self.run_checks(host, ids))
+            self.check_knowledge_base(host, ids)
+            if self.install_package:
+                self.check_package_install(host, self.facts["sessions"]["A"])
+        except SuiteError as exc:
+            self.check("suite ran to the end", False, str(exc)[:2000])
+        finally:
+            self.procs.stop_all()
+        (self.work / "results.json").write_text(
+            json.dumps({"results": self.results, "facts": self.facts}, indent=2, default=str),
+            "utf-8",
+        )
+        failed = [r for r in self.results if r["ok"] is False]
+        print("\n=== MemVault real-host suite (LangBot 4.11.2) ===")
+        for r in self.results:
+            mark = {True: "PASS", False: "FAIL", None: "NOTE"}[r["ok"]]
+            print(
+                f"{mark:4}  {r['check']}"
+                + (f"\n      {r['detail']}" if r["detail"] and r["ok"] is not True else "")
+            )
+        passed = len([r for r in self.results if r["ok"]])
+        print(f"{passed} passed, {len(failed)} failed; logs and results.json in {self.work}")
+        return not failed
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _excerpt(text: str, word: str, width: int = 160) -> str:
+    index = text.find(word)
+    return (
+        re.sub(r"\s+", " ", text[max(0, index - 40) : index + width])
+        if index >= 0
+        else text[:width]
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="MemVault on a real LangBot host")
+    parser.add_argument("--host-venv", type=Path, default=DEFAULT_HOST_VENV)
+    parser.add_argument("--plugin-dir", type=Path, default=REPO / "plugin")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder even on success")
+    parser.add_argument(
+        "--skip-package",
+        action="store_true",
+        help="skip building and installing the .lbpkg (its pip install takes minutes)",
+    )
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="memvault-hostsuite-"))
+    suite = Suite(work, args.host_venv, args.plugin_dir.resolve(), not args.skip_package)
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        ok = suite.run()
+    except KeyboardInterrupt:
+        suite.procs.stop_all()
+        print(f"interrupted; work folder kept: {work}")
+        return 130
+    if ok and not args.keep:
+        shutil.rmtree(work, ignore_errors=True)
+        print("work folder removed (pass --keep to keep it)")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,303 @@
+"""The `!memory` subcommands as blocking functions (run off the event loop by memory.py).
+
+Each takes a `Call` (the resolved scope and the chat's parameters) and returns the reply
+text, or raises `Reply` with a usage or not-found line. Every id and parameter comes from
+chat: ids go to the vault API, which validates them, and never into a path here.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import pipeline_memory as pm
+
+from indexer.engine import Engine
+from indexer.ranking import RankWeights
+from vault.keys import ScopeId
+from vault.model import STATUSES, FormatError, Profile
+from vault.operations import Vault
+from vault.store import NotFoundError, StoredEpisode, read_episode_file
+
+from .memory_views import (
+    PAGE_SIZE,
+    day,
+    echo,
+    episode_line,
+    hidden_line,
+    kb_line,
+    list_line,
+    one_line,
+    profile_block,
+    profile_summary,
+    show_text,
+)
+
+log = logging.getLogger(__name__)
+
+# Upstream's status vocabulary; MemVault deletes by removing the file, so `deleted` never
+# matches anything but is accepted like upstream accepts it.
+UPSTREAM_STATUSES = ("active", "superseded", "archived", "deleted")
+SEARCH_TOP_K = 10
+
+
+class Reply(Exception):
+    """Stop here and answer with this text (usage, not found, nothing to do)."""
+
+    def __init__(self, text: str, outcome: str = "usage") -> None:
+        super().__init__(text)
+        self.text = text
+        self.outcome = outcome
+
+
+@dataclass(frozen=True)
+class Call:
+    """One `!memory` invocation, resolved: whose memory, who asks, with what parameters."""
+
+    memory: Any  # memory_service.MemoryService (not imported: components load standalone)
+    scope: ScopeId
+    params: tuple[str, ...]
+    sender_id: str
+    sender_name: str
+    query_id: int
+    vault: Vault | None = None
+    engine: Engine | None = None
+    kb_state: str = "unknown"  # none | inactive | active | unknown (pipeline_memory.kb_state)
+    kb_id: str | None = None
+
+    @property
+    def v(self) -> Vault:
+        assert self.vault is not None
+        return self.vault
+
+    @property
+    def e(self) -> Engine:
+        assert self.engine is not None
+        return self.engine
+
+
+# -- parameter parsing ---------------------------------------------------------------
+
+
+def parse_page(params: tuple[str, ...], usage: str) -> int:
+    if len(params) > 1:
+        raise Reply(usage)
+    if not params:
+        return 1
+    try:
+        return max(1, int(params[0]))
+    except ValueError:
+        raise Reply(usage) from None
+
+
+def parse_statuses(params: tuple[str, ...]) -> tuple[list[str], tuple[str, ...]]:
+    """Upstream's shared status flags; returns (statuses, the other parameters)."""
+    statuses = ["active"]
+    rest: list[str] = []
+    i = 0
+    while i < len(params):
+        value = params[i]
+        flag = {
+            "--include-superseded": "superseded",
+            "--include-archived": "archived",
+            "--include-deleted": "deleted",
+        }.get(value)
+        if flag:
+            if flag not in statuses:
+                statuses.append(flag)
+        elif value == "--all-statuses":
+            statuses = sorted(UPSTREAM_STATUSES)
+        elif value == "--status":
+            if i + 1 >= len(params):
+                raise Reply("Usage: --status <active|superseded|archived|deleted>")
+            wanted = params[i + 1].strip().lower()
+            if wanted not in UPSTREAM_STATUSES:
+                raise Reply("status must be one of: active, superseded, archived, deleted")
+            statuses = [wanted]
+            i += 1
+        else:
+            rest.append(value)
+        i += 1
+    return statuses, tuple(rest)
+
+
+def one_id(call: Call, usage: str) -> str:
+    if len(call.params) != 1:
+        raise Reply(usage)
+    return call.params[0]
+
+
+def find(call: Call, raw_id: str) -> StoredEpisode:
+    """The episode with this id in this chat's scope; ids of other scopes are not found."""
+    try:
+        return call.v.find_episode(call.scope, raw_id)
+    except NotFoundError:
+        raise Reply(
+            f"[Memory] Episode {echo(raw_id)} not found. Use !memory list (or archived, "
+            "superseded) to see the ids of this chat.",
+            "not_found",
+        ) from None
+
+
+# -- subcommands ----------------------------------------------------------------------
+
+
+def overview(call: Call) -> str:
+    memory, scope = call.memory, call.scope
+    lines = [
+        f"[Memory] mode: {scope.isolation}",
+        f"Session: {scope.session_key}",
+        f"Key: {scope.user_key}",
+        f"Current speaker: {call.sender_name or '-'} ({call.sender_id or '-'})",
+    ]
+    lines.append(_profile_or_problem(call, None, "Session"))
+    if call.sender_id:
+        lines.append(_profile_or_problem(call, call.sender_id, "Speaker"))
+    lines.append(kb_line(call.kb_state, call.kb_id))
+    episodes, problems = call.v.load_episodes(scope)
+    counts = {status: 0 for status in STATUSES}
+    for stored in episodes:
+        counts[stored.episode.status] = counts.get(stored.episode.status, 0) + 1
+    lines.append(
+        f"Episodes: {counts['active']} active, {counts['archived']} archived, "
+        f"{counts['superseded']} superseded"
+    )
+    if problems:
+        lines.append(f"Unreadable episode files: {len(problems)} (see !memory health)")
+    snapshot = pm.read_snapshot(call.v.root, scope.session_key)
+    if snapshot:
+        lines.append(
+            f"Last injection: {snapshot.get('recorded_at') or '?'}, "
+            f"{snapshot.get('episode_count', 0)} episode(s), "
+            f"{snapshot.get('injection_chars', 0)} chars"
+        )
+    lines.append(f"Vault: {memory.settings.vault_path}")
+    if memory.warnings:
+        lines.append(f"Warnings: {len(memory.warnings)} (see !memory health)")
+    return "\n".join(lines)
+
+
+def _read_profile(call: Call, speaker: str | None) -> Profile:
+    try:
+        return call.v.read_profile(call.scope, speaker)
+    except FormatError as exc:  # a hand edit broke the file: say where
+        rel = call.v.layout.rel(call.v.profile_path(call.scope, speaker))
+        raise Reply(
+            f"[Memory] {rel}:{exc.line}: {exc.message}: fix that file", "bad_file"
+        ) from None
+
+
+def _profile_or_problem(call: Call, speaker: str | None, label: str) -> str:
+    try:
+        return profile_summary(label, _read_profile(call, speaker))
+    except Reply as exc:
+        return f"{label} profile: (unreadable: {exc.text.removeprefix('[Memory] ')})"
+    except Exception as exc:  # noqa: BLE001 - an odd id is shown, not fatal
+        log.warning("memvault=profile_unreadable scope=%s error=%r", call.scope.session_key, exc)
+        return f"{label} profile: (unreadable: {one_line(str(exc))[:160]})"
+
+
+def profile(call: Call) -> str:
+    lines = profile_block("Session Profile", _read_profile(call, None))
+    if call.sender_id:
+        lines += [
+            "",
+            *profile_block("Current Speaker Profile", _read_profile(call, call.sender_id)),
+        ]
+    return "\n".join(lines)
+
+
+def search(call: Call) -> str:
+    statuses, rest = parse_statuses(call.params)
+    query = " ".join(rest).strip()
+    if not query:
+        raise Reply("Usage: !memory search <query>")
+    wanted = tuple(s for s in statuses if s in STATUSES)
+    if not wanted:
+        raise Reply("[Memory] No episodes found.", "empty")
+    weights = RankWeights(half_life_days=call.memory.settings.half_life_days)
+    results = call.e.search(query, call.scope, top_k=SEARCH_TOP_K, statuses=wanted, weights=weights)
+    if not results:
+        return "[Memory] No episodes found."
+    lines = [f"[Memory] Found {len(results)} episode(s):"]
+    for result in results:
+        doc = result.doc
+        content = doc.text
+        try:  # the chunk may be part of a long episode: show the whole memory
+            if ".." not in doc.path.split("/"):
+                stored = read_episode_file(call.v.layout, call.v.root / doc.path)
+                if stored.episode.id == doc.episode_id:
+                    content = stored.episode.body
+        except Exception:  # noqa: BLE001 - changed since indexing: the chunk text will do
+            pass
+        lines.append(
+            episode_line(
+                doc.episode_id,
+                day(doc.created_at),
+                doc.status,
+                doc.importance,
+                doc.tags,
+                one_line(content),
+            )
+        )
+    return "\n".join(lines)
+
+
+def list_episodes(call: Call) -> str:
+    statuses, rest = parse_statuses(call.params)
+    page = parse_page(rest, "Usage: !memory list [page]")
+    episodes, _ = call.v.load_episodes(call.scope)
+    chosen = [s.episode for s in episodes if s.episode.status in statuses]
+    items = chosen[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    if not items:
+        return "[Memory] No episodes found."
+    lines = [f"[Memory] Episodes (page {page}, {len(chosen)} total):"]
+    lines += [list_line(ep) for ep in items]
+    return "\n".join(lines)
+
+
+def _hidden(call: Call, status: str) -> str:
+    page = parse_page(call.params, f"Usage: !memory {status} [page]")
+    found = call.v.list_episodes(call.scope, status=status, page=page, page_size=PAGE_SIZE)
+    if not found.items:
+        return f"[Memory] No {status} episodes found."
+    lines = [f"[Memory] {status.capitalize()} episodes (page {page}, {found.total} total):"]
+    lines += [hidden_line(s.episode) for s in found.items]
+    return "\n".join(lines)
+
+
+def superseded(call: Call) -> str:
+    return _hidden(call, "superseded")
+
+
+def archived(call: Call) -> str:
+    return _hidden(call, "archived")
+
+
+def show(call: Call) -> str:
+    stored = find(call, one_id(call, "Usage: !memory show <episode_id>"))
+    return show_text(stored.episode, stored.rel)
+
+
+def forget(call: Call) -> str:
+    raw = one_id(call, "Usage: !memory forget <episode_id>")
+    find(call, raw)  # the not-found reply, before the vault's own error
+    episode = call.v.forget(call.scope, raw, source="user", query_id=call.query_id)
+    return f"[Memory] Episode {episode.id} deleted."
+
+
+def _set_status(call: Call, verb: str, status: str) -> str:
+    raw = one_id(call, f"Usage: !memory {verb} <episode_id>")
+    find(call, raw)
+    change = call.v.archive if status == "archived" else call.v.restore
+    episode = change(call.scope, raw, source="user", query_id=call.query_id)
+    return f"[Memory] Episode {episode.id} status set to {status}."
+
+
+def archive(call: Call) -> str:
+    return _set_status(call, "archive", "archived")
+
+
+def restore(call: Call) -> str:
+    return _set_status(call, "restore", "active")

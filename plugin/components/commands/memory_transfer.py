@@ -1,0 +1,154 @@
+"""`!memory audit`, `history`, `export` and `import`: the record of a chat's memory (audit
+log, git history) and memory as JSON.
+
+Shapes are LongTermMemory's (notes/upstream.md sections 4-5); vault.transfer builds a
+superset of them and imports both its own and upstream's exports. Exports are audited
+like upstream does, so who copied a chat's memory out shows in `!memory audit`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import asdict
+from typing import Any
+
+from vault import audit
+from vault.gitlog import file_history
+from vault.model import STATUSES
+from vault.transfer import export_scope, import_payload
+
+from .memory_actions import Call, Reply, find, one_id, parse_page, parse_statuses
+from .memory_views import PAGE_SIZE, audit_line, history_text
+
+log = logging.getLogger(__name__)
+
+
+def record(call: Call, operation: str, target_type: str, summary: str) -> None:
+    """An audit line for a read-only operation (exports), like upstream writes. The export
+    itself is already built: failing to audit it is logged, not shown as a failed export."""
+    try:
+        with call.v.operation(call.scope, operation, source="user", query_id=call.query_id) as txn:
+            txn.record(operation, target_type, call.scope.session_key, summary)
+    except Exception as exc:  # noqa: BLE001
+        log.warning(
+            "memvault=audit_failed op=%s scope=%s error=%r",
+            operation,
+            call.scope.session_key,
+            str(exc),
+        )
+
+
+def audit_log(call: Call) -> str:
+    usage = "Usage: !memory audit [page|export]"
+    entries, problems = audit.read(call.v.layout.audit_path(call.scope))
+    if call.params == ("export",):
+        text = _json(
+            {
+                "version": 1,
+                "exported_at": stamp(),
+                "scope_key": call.scope.session_key,
+                "user_key": call.scope.user_key,
+                "entries": [asdict(e) for e in entries],
+            }
+        )
+        record(call, "audit_export", "audit", f"Exported {len(entries)} audit entries")
+        return text
+    page = parse_page(call.params, usage)
+    newest = list(reversed(entries))
+    items = newest[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    if not items:
+        return "[Memory] No audit entries found."
+    lines = [f"[Memory Audit] page {page}, {len(entries)} total"]
+    lines += [audit_line(e) for e in items]
+    if problems:
+        lines.append(f"({len(problems)} unreadable line(s) in audit.jsonl: see !memory health)")
+    return "\n".join(lines)
+
+
+def stamp() -> str:
+    """Upstream's `exported_at`: UTC to the second, `YYYY-MM-DDTHH:MM:SSZ`."""
+    return audit.utc_stamp()
+
+
+def _json(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, indent=2)
+
+
+def export(call: Call) -> str:
+    if not call.params:
+        data = export_scope(call.v, call.scope)
+        if not data["profiles"]:
+            return "[Memory] No profiles to export."
+        n = len(data["profiles"])
+        text = _json(
+            {"version": data["version"], "exported_at": stamp(), "profiles": data["profiles"]}
+        )
+        record(call, "export_profiles", "profile", f"Exported {n} L1 profile entries")
+        return text
+    if call.params[0] != "l2":
+        raise Reply("Usage: !memory export [l2]")
+    statuses, rest = parse_statuses(call.params[1:])
+    if rest:
+        raise Reply("Usage: !memory export l2 [--status <status>]")
+    if len(call.params) == 1:  # no flags: everything, like upstream
+        statuses = sorted(STATUSES)
+    data = export_scope(call.v, call.scope)
+    episodes = [e for e in data["episodes"] if e["status"] in statuses]
+    text = _json(
+        {
+            "version": data["version"],
+            "exported_at": stamp(),
+            "scope_key": data["scope_key"],
+            "user_key": data["user_key"],
+            "isolation": data["isolation"],
+            "statuses": statuses,
+            "episodes": episodes,
+            "count": len(episodes),
+        }
+    )
+    record(call, "export_l2", "episode", f"Exported {len(episodes)} L2 episodes")
+    return text
+
+
+def import_l2(call: Call) -> str:
+    if len(call.params) < 2 or call.params[0] != "l2":
+        raise Reply("Usage: !memory import l2 <json>")
+    # LangBot splits the message on whitespace: join the pieces back (runs of spaces inside
+    # JSON strings come back as one space, exactly as upstream's import sees them).
+    try:
+        payload = json.loads(" ".join(call.params[1:]))
+    except json.JSONDecodeError as exc:
+        raise Reply(f"Invalid JSON: {exc}", "bad_request") from None
+    if isinstance(payload, dict) and isinstance(payload.get("episodes"), list):
+        items = payload["episodes"]
+    elif isinstance(payload, list):
+        items = payload
+    else:
+        raise Reply("L2 import JSON must be a list or an object with episodes.", "bad_request")
+    if not all(isinstance(item, dict) for item in items):
+        raise Reply("Each imported episode must be an object.", "bad_request")
+    result = import_payload(call.v, call.scope, payload, source="import")
+    text = f"[Memory] Imported {result['imported']} L2 episode(s)."
+    if result["skipped"]:
+        text += f" Skipped {result['skipped']} already in this chat."
+    if result["profile"]:
+        text += " Profiles merged."
+    return text
+
+
+def history(call: Call) -> str:
+    stored = find(call, one_id(call, "Usage: !memory history <episode_id>"))
+    root = call.v.root
+    if not (root / ".git").exists():
+        return (
+            f"[Memory] No history for {stored.episode.id}: the vault at {root} is not a git "
+            "repository (turn on git_autocommit, or run `memvault init` there)."
+        )
+    commits = file_history(root, stored.rel)
+    if not commits:
+        return (
+            f"[Memory] No commits of {stored.rel} yet (git_autocommit is "
+            f"{'on' if call.memory.settings.git_autocommit else 'off'})."
+        )
+    return history_text(stored.episode.id, stored.rel, commits)

@@ -1,0 +1,393 @@
+"""A LangBot knowledge base backed by the MemVault vault.
+
+`retrieve` runs MemVault's hybrid search inside the chat's scope (from the host's
+`retrieval_settings`: session_name, bot_uuid, sender_id) plus this KB's own library of
+uploaded documents; it never searches without a session name. `ingest` turns an uploaded
+JSON export, Markdown or text file into episodes; `delete_document` removes exactly what one
+upload wrote. Which scope an upload goes to: see knowledge_store's module docstring.
+
+Settings have one home each: isolation, half-life, top-k and the embedding model live in the
+plugin settings (the vault has one layout and one index). The creation form shows the
+upstream fields for people coming from LongTermMemory; each defaults to "plugin setting",
+and a value that disagrees is refused at creation with a message saying where to change it.
+The form is the only home of `import_scope`; the retrieval form of `top_k` (per retrieval).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+import knowledge_store as ks
+import prompting
+from langbot_plugin.api.definition.components.knowledge_engine.engine import (
+    KnowledgeEngine,
+    KnowledgeEngineCapability,
+)
+from langbot_plugin.api.entities.builtin.provider.message import ContentElement
+from langbot_plugin.api.entities.builtin.rag.context import (
+    RetrievalContext,
+    RetrievalResponse,
+    RetrievalResultEntry,
+)
+from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
+from langbot_plugin.api.entities.builtin.rag.models import IngestionContext, IngestionResult
+
+from indexer.ranking import RankWeights
+from indexer.search import SearchRequest, SearchResult
+from vault.keys import ScopeId
+from vault.names import UnsafeNameError
+from vault.store import BadRequestError
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TOP_K = 5
+MAX_TOP_K = 50
+INHERIT = "plugin"
+
+
+def recalled(result: SearchResult) -> prompting.Recalled:
+    doc = result.doc
+    return prompting.Recalled(
+        id=doc.episode_id,
+        content=doc.text,
+        created_at=doc.created_at,
+        importance=doc.importance,
+        tags=doc.tags,
+        speaker_id=doc.speaker_id,
+        speaker_name=doc.speaker_name,
+        score=result.score,
+    )
+
+
+def content_of(doc: Any) -> str:
+    """The chunk's text without the speaker prefix the indexer adds for matching."""
+    prefix = f"{doc.speaker_name}: " if doc.speaker_name else ""
+    return doc.text[len(prefix) :] if prefix and doc.text.startswith(prefix) else doc.text
+
+
+def _int(value: Any, default: int, low: int, high: int) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        return default
+    return max(low, min(high, number))
+
+
+class MemVaultKnowledgeEngine(KnowledgeEngine):
+    @classmethod
+    def get_capabilities(cls) -> list[str]:
+        return [KnowledgeEngineCapability.DOC_INGESTION]
+
+    # -- lifecycle ------------------------------------------------------------------
+
+    async def on_knowledge_base_create(self, kb_id: str, config: dict) -> None:
+        """Refuse settings that would disagree with the plugin's; remember the KB (its id is
+        how the injector knows a pipeline uses memory). Also called when the form is saved
+        again, so it overwrites."""
+        problem = self._settings_conflict(config or {})
+        if problem:
+            log.warning("memvault=kb_create_refused kb=%s reason=%r", kb_id, problem)
+            raise ValueError(problem)
+        import_scope = str((config or {}).get("import_scope") or "").strip()
+        if import_scope:
+            try:
+                ks.parse_session_key(import_scope, self._isolation())
+            except (BadRequestError, UnsafeNameError, ValueError) as exc:
+                raise ValueError(f"import_scope: {exc}") from exc
+        configs = await self._kb_configs()
+        configs[kb_id] = dict(config or {})
+        await self.plugin.set_plugin_storage(ks.KB_CONFIGS_KEY, json.dumps(configs).encode())
+        log.info("memvault=kb_created kb=%s import_scope=%r", kb_id, import_scope or "library")
+
+    async def on_knowledge_base_delete(self, kb_id: str) -> None:
+        """Forget the KB; its library documents go with it (nothing recalls them any more;
+        git history keeps them). Documents imported into chats stay: they are chat memory."""
+        configs = await self._kb_configs()
+        if configs.pop(kb_id, None) is not None:
+            await self.plugin.set_plugin_storage(ks.KB_CONFIGS_KEY, json.dumps(configs).encode())
+        try:
+            vault, _ = self.plugin.memory.require()
+        except RuntimeError as exc:
+            log.warning("memvault=kb_delete kb=%s library_kept reason=%r", kb_id, str(exc))
+            return
+        removed = await self.plugin.memory.run(self._drop_library, vault, kb_id)
+        log.info("memvault=kb_deleted kb=%s library_episodes_removed=%d", kb_id, removed)
+
+    @staticmethod
+    def _drop_library(vault: Any, kb_id: str) -> int:
+        docs = ks.DocumentMap(vault.root, kb_id)
+        removed = 0
+        for doc in docs.all():
+            if doc.target == "library":
+                removed += ks.delete_episodes(vault, doc)
+            docs.pop(doc.doc_id)
+        return removed
+
+    # -- retrieval --------------------------------------------------------------------
+
+    async def retrieve(self, context: RetrievalContext) -> RetrievalResponse:
+        started = time.perf_counter()
+        kb_id = context.knowledge_base_id or ""
+        settings = context.retrieval_settings or {}
+        query = (context.query or "").strip()
+        session = str(settings.get("session_name") or "").strip()
+        if not session:
+            log.warning("memvault=retrieve_refused kb=%s reason=no_session_name", kb_id)
+            return RetrievalResponse(results=[], total_found=0)
+        if not query:
+            return RetrievalResponse(results=[], total_found=0)
+        top_k = _int(settings.get("top_k"), DEFAULT_TOP_K, 1, MAX_TOP_K)
+        sender = str(settings.get("sender_id") or "").strip()
+        memory = self.plugin.memory
+        try:
+            vault, engine = memory.require()
+            scope = memory.scope(session, str(settings.get("bot_uuid") or "") or None)
+            library = ks.library_scope(kb_id) if kb_id else None
+        except (RuntimeError, ValueError) as exc:
+            log.warning("memvault=retrieve_failed kb=%s error=%r", kb_id, str(exc))
+            return RetrievalResponse(results=[], total_found=0)
+        weights = RankWeights(half_life_days=memory.settings.half_life_days)
+        now = int(time.time())
+
+        def search() -> list[SearchResult]:
+            request = SearchRequest(
+                query=query,
+                user_key=scope.user_key,
+                top_k=top_k,
+                speaker_id=sender,
+                now=now,
+                weights=weights,
+            )
+            has_library = library is not None and vault.layout.episodes_dir(library).is_dir()
+            return ks.search_with(engine, request, [library.user_key] if has_library else [])
+
+        try:
+            found = await memory.run(search)
+        except Exception as exc:  # noqa: BLE001 - a failed search must not fail the turn
+            log.warning("memvault=retrieve_failed kb=%s error=%r", kb_id, str(exc))
+            return RetrievalResponse(results=[], total_found=0)
+        results = [self._entry(r, now, sender, scope) for r in found[:top_k]]
+        log.info(
+            "memvault=retrieve kb=%s scope=%s top_k=%d results=%d found=%d ms=%.1f",
+            kb_id,
+            scope.user_key,
+            top_k,
+            len(results),
+            len(found),
+            (time.perf_counter() - started) * 1000,
+        )
+        return RetrievalResponse(results=results, total_found=len(found))
+
+    @staticmethod
+    def _entry(result: SearchResult, now: int, sender: str, scope: ScopeId) -> RetrievalResultEntry:
+        doc = result.doc
+        origin = "chat" if doc.user_key == scope.user_key else "library"
+        components = {
+            k: v
+            for k, v in result.explain.items()
+            if k in ("relevance", "recency", "importance", "speaker", "update", "age_days", "fused")
+        }
+        created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(doc.created_at))
+        similarity = max(0.0, min(1.0, result.score))
+        metadata = {
+            "episode_id": doc.episode_id,
+            "path": doc.path,
+            "content": content_of(doc),
+            "speaker_id": doc.speaker_id,
+            "speaker_name": doc.speaker_name,
+            "tags": list(doc.tags),
+            "importance": doc.importance,
+            "status": doc.status,
+            "created_at": created if doc.created_at else "",
+            "user_key": doc.user_key,
+            "scope_key": scope.session_key,
+            "origin": origin,  # chat: the chat's own memory; library: uploaded to this KB
+            "score": result.score,
+            "score_components": components,
+        }
+        return RetrievalResultEntry(
+            id=doc.episode_id,
+            content=[ContentElement.from_text(prompting.display(recalled(result), now, sender))],
+            metadata=metadata,
+            distance=1.0 - similarity,
+            score=similarity,
+        )
+
+    # -- ingestion ----------------------------------------------------------------------
+
+    async def ingest(self, context: IngestionContext) -> IngestionResult:
+        meta = context.file_object.metadata
+        doc_id = meta.document_id
+        kb_id = context.knowledge_base_id
+        filename = meta.filename or doc_id
+
+        def failed(message: str) -> IngestionResult:
+            log.warning("memvault=ingest_failed kb=%s doc=%s error=%r", kb_id, doc_id, message)
+            return IngestionResult(
+                document_id=doc_id, status=DocumentStatus.FAILED, error_message=message
+            )
+
+        memory = self.plugin.memory
+        try:
+            vault, _ = memory.require()
+        except RuntimeError as exc:
+            return failed(str(exc))
+        parsed = context.parsed_content.text if context.parsed_content else ""
+        if parsed and not filename.lower().endswith(".json"):
+            text = parsed
+        else:
+            try:
+                raw = await self.plugin.get_knowledge_file_stream(context.file_object.storage_path)
+            except Exception as exc:  # noqa: BLE001 - the host's transfer errors vary
+                return failed(f"Could not read file: {exc}")
+            try:
+                text = ks.decode_upload(raw, filename)
+            except ks.UnsupportedFile as exc:
+                return failed(str(exc))
+        settings = context.creation_settings or {}
+        try:
+            result = await memory.run(
+                self._ingest, vault, kb_id, doc_id, filename, meta, text, settings
+            )
+        except (BadRequestError, UnsafeNameError, ValueError) as exc:
+            return failed(str(exc))
+        scope, target, ids = result
+        log.info(
+            "memvault=ingest kb=%s doc=%s file=%r scope=%s target=%s episodes=%d",
+            kb_id,
+            doc_id,
+            filename,
+            scope.user_key,
+            target,
+            len(ids),
+        )
+        return IngestionResult(
+            document_id=doc_id,
+            status=DocumentStatus.COMPLETED,
+            chunks_created=len(ids),
+            metadata={"scope_key": scope.session_key, "user_key": scope.user_key, "target": target},
+        )
+
+    def _ingest(
+        self,
+        vault: Any,
+        kb_id: str,
+        doc_id: str,
+        filename: str,
+        meta: Any,
+        text: str,
+        settings: dict[str, Any],
+    ) -> tuple[ScopeId, str, list[str]]:
+        isolation = self._isolation()
+        docs = ks.DocumentMap(vault.root, kb_id)
+        previous = docs.get(doc_id)
+        if previous is not None:  # the host re-ran this document: replace, never duplicate
+            ks.delete_episodes(vault, previous)
+            docs.pop(doc_id)
+        payload: Any = None
+        if ks.is_json(filename, meta.mime_type, text):
+            try:
+                payload = json.loads(text)
+            except ValueError as exc:
+                raise BadRequestError(f"Invalid JSON format: {exc}") from exc
+            if isinstance(payload, dict) and "episodes" not in payload and "content" in payload:
+                payload = [payload]  # one episode object, as upstream accepts
+        form_scope = str(settings.get("import_scope") or "").strip()
+        if form_scope:
+            scope, target = ks.parse_session_key(form_scope, isolation), "form"
+        elif payload is not None and ks.payload_scope(payload, isolation) is not None:
+            scope, target = ks.payload_scope(payload, isolation), "payload"  # type: ignore[assignment]
+        else:
+            scope, target = ks.library_scope(kb_id), "library"
+        if payload is not None:
+            ids = ks.import_json(vault, scope, payload) if ks.has_items(payload) else []
+        else:
+            ids = ks.import_text(vault, scope, text, filename=filename, doc_id=doc_id)
+        docs.put(ks.Document(doc_id, filename, scope, target, tuple(ids), ks.now_iso()))
+        return scope, target, ids
+
+    async def delete_document(self, kb_id: str, document_id: str) -> bool:
+        """True once the document's episodes are gone (also when it wrote none, or when it
+        is unknown here: the host keeps a file whose deletion is not confirmed, forever)."""
+        memory = self.plugin.memory
+        try:
+            vault, _ = memory.require()
+        except RuntimeError as exc:
+            log.warning("memvault=delete_document_failed doc=%s error=%r", document_id, str(exc))
+            return False
+
+        def delete() -> int:
+            docs = ks.DocumentMap(vault.root, kb_id)
+            doc = docs.get(document_id)
+            if doc is None:
+                return -1
+            removed = ks.delete_episodes(vault, doc)
+            docs.pop(document_id)
+            return removed
+
+        removed = await memory.run(delete)
+        log.info(
+            "memvault=delete_document kb=%s doc=%s episodes_removed=%s",
+            kb_id,
+            document_id,
+            "unknown_document" if removed < 0 else removed,
+        )
+        return True
+
+    # -- settings -----------------------------------------------------------------------
+
+    def _isolation(self) -> str:
+        return self.plugin.memory.settings.isolation
+
+    def _settings_conflict(self, config: dict[str, Any]) -> str:
+        s = self.plugin.memory.settings
+        where = "MemVault's plugin settings"
+        isolation = str(config.get("isolation") or INHERIT)
+        if isolation not in (INHERIT, s.isolation):
+            return (
+                f"isolation is a plugin-wide setting (it decides where memories are stored); "
+                f"{where} say {s.isolation!r}: change it there, or leave this field on "
+                f"'Plugin setting'"
+            )
+        model = str(config.get("embedding_model_uuid") or "")
+        if model and not (s.embedding == "langbot" and s.embedding_model_uuid == model):
+            return (
+                f"the embedding model is a plugin-wide setting (the vault has one index); "
+                f"{where} use {s.embedding!r}: choose the model there, or leave this field empty"
+            )
+        checks = (
+            ("recency_half_life_days", s.half_life_days, "half_life_days"),
+            ("auto_recall_top_k", s.top_k, "top_k"),
+        )
+        for field, current, name in checks:
+            raw = config.get(field)
+            if raw in (None, "", 0, "0"):
+                continue
+            try:
+                value = float(raw)
+            except (TypeError, ValueError):
+                return f"{field} must be a number (0 = plugin setting)"
+            if value != float(current):
+                return (
+                    f"{field} is the plugin setting {name} ({current:g} in {where}): change it "
+                    f"there, or leave this field at 0"
+                )
+        return ""
+
+    async def _kb_configs(self) -> dict[str, Any]:
+        try:
+            raw = await self.plugin.get_plugin_storage(ks.KB_CONFIGS_KEY)
+        except Exception:  # noqa: BLE001 - a missing key raises; nothing stored yet
+            return {}
+        try:
+            data = json.loads(raw.decode("utf-8") or "{}")
+        except ValueError:
+            log.warning("memvault=kb_configs_corrupt action=reset")
+            return {}
+        return data if isinstance(data, dict) else {}
+
+
+__all__ = ["MemVaultKnowledgeEngine"]

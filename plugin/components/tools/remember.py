@@ -1,0 +1,138 @@
+"""Tool `remember`: write one episode to the chat's memory (upstream name, messages, return)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pipeline_memory as pm
+from langbot_plugin.api.definition.components.tool.tool import Tool
+from langbot_plugin.api.entities.builtin.provider import session as provider_session
+
+from indexer.supersede import supersede_on_correction
+from vault.model import CATEGORIES, Speaker
+from vault.names import UnsafeNameError
+from vault.store import BadRequestError
+
+log = logging.getLogger(__name__)
+
+IMPORTANCE_ERROR = "Error: importance must be an integer from 1 to 5."
+
+
+def parse_importance(raw: Any) -> int | None:
+    """2 when absent; models sometimes send "3" or 3.0, which mean 3. None if unusable."""
+    if raw is None or raw == "":
+        return 2
+    if isinstance(raw, bool):
+        return None
+    if isinstance(raw, float) and raw.is_integer():
+        raw = int(raw)
+    if isinstance(raw, str) and raw.strip().isdigit():
+        raw = int(raw.strip())
+    if isinstance(raw, int) and 1 <= raw <= 5:
+        return raw
+    return None
+
+
+def parse_tags(raw: Any) -> list[str] | None:
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or not all(isinstance(t, str) for t in raw):
+        return None
+    return raw
+
+
+def optional_text(raw: Any) -> str | None | bool:
+    """None for absent, the stripped text, or False when it is not a string."""
+    if raw is None:
+        return None
+    if not isinstance(raw, str):
+        return False
+    return raw.strip() or None
+
+
+class Remember(Tool):
+    async def call(
+        self, params: dict[str, Any], session: provider_session.Session, query_id: int
+    ) -> str:
+        log.info(
+            "memvault=tool_called tool=remember query_id=%s params_keys=%s",
+            query_id,
+            ",".join(sorted(params)),
+        )
+        turn = await pm.tool_call(self.plugin, session, query_id)
+        if turn.kb_state == "none":
+            return pm.NO_KB
+        if turn.kb_state == "inactive":
+            return pm.KB_NOT_IN_PIPELINE
+        content = params.get("content", "")
+        if not content or (isinstance(content, str) and not content.strip()):
+            return "Error: content is required."
+        if not isinstance(content, str):
+            return "Error: content must be a string."
+        tags = parse_tags(params.get("tags"))
+        if tags is None:
+            return "Error: tags must be a list of strings."
+        importance = parse_importance(params.get("importance"))
+        if importance is None:
+            return IMPORTANCE_ERROR
+        key = optional_text(params.get("key"))
+        if key is False:
+            return "Error: key must be a string."
+        category = optional_text(params.get("category"))
+        if category is False or (category is not None and category not in CATEGORIES):
+            return f"Error: category must be one of {', '.join(CATEGORIES)}."
+
+        memory = self.plugin.memory
+        try:
+            vault, engine = memory.require()
+            scope = memory.scope_of_launcher(
+                session.launcher_type, session.launcher_id, turn.bot_uuid
+            )
+        except (RuntimeError, ValueError) as exc:
+            log.warning("memvault=remember_failed query_id=%s error=%r", query_id, str(exc))
+            return f"Error: {exc}"
+        speaker = Speaker(turn.sender_id, turn.sender_name or None) if turn.sender_id else None
+        log.info(
+            "memvault=remember_storing query_id=%s kb_id=%s user_key=%s sender_id=%s "
+            "importance=%d tags=%s key=%s category=%s content_len=%d",
+            query_id,
+            turn.kb_id,
+            scope.user_key,
+            turn.sender_id,
+            importance,
+            ",".join(tags),
+            key or "",
+            category or "",
+            len(content),
+        )
+        try:
+            episode = await memory.run(
+                vault.remember,
+                scope,
+                content,
+                speaker=speaker,
+                tags=tags,
+                importance=importance,
+                key=key,
+                category=category,
+                source="agent",
+                query_id=query_id,
+            )
+        except (BadRequestError, UnsafeNameError) as exc:
+            return f"Error: {exc}"
+        superseded: list[str] = []
+        try:
+            superseded = await memory.run(supersede_on_correction, engine, vault, scope, episode)
+        except Exception:  # noqa: BLE001 - the memory is stored; superseding is a refinement
+            log.exception(
+                "memvault=supersede_failed query_id=%s episode_id=%s", query_id, episode.id
+            )
+        log.info(
+            "memvault=remember_stored query_id=%s episode_id=%s user_key=%s superseded=%s",
+            query_id,
+            episode.id,
+            scope.user_key,
+            ",".join(superseded) or "-",
+        )
+        return f"Remembered: {content}"

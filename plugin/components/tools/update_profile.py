@@ -1,0 +1,138 @@
+"""Tool `update_profile`: edit the session's or the current speaker's profile file.
+
+Validation order and messages are upstream's; the edit rules are the vault's
+(vault/profile_edit.py: a full list or over-long notes is an error instead of silent loss).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+import pipeline_memory as pm
+import prompting
+from langbot_plugin.api.definition.components.tool.tool import Tool
+from langbot_plugin.api.entities.builtin.provider import session as provider_session
+
+from vault.names import UnsafeNameError
+from vault.store import BadRequestError
+
+log = logging.getLogger(__name__)
+
+FIELDS = ("name", "traits", "preferences", "notes")
+ACTIONS = ("set", "add", "remove")
+INVALID = "__invalid__"
+
+
+def normalize_scope(raw: Any) -> str:
+    if raw is None or raw == "":
+        return ""
+    if not isinstance(raw, str):
+        return INVALID
+    scope = raw.strip().lower()
+    return scope if scope in ("session", "speaker") else INVALID
+
+
+def normalize_fact_key(raw: Any) -> str:
+    if raw is None or raw == "":
+        return ""
+    if not isinstance(raw, str):
+        return INVALID
+    return " ".join(raw.split())
+
+
+class UpdateProfile(Tool):
+    async def call(
+        self, params: dict[str, Any], session: provider_session.Session, query_id: int
+    ) -> str:
+        field = params.get("field", "")
+        action = params.get("action", "")
+        value = params.get("value", "")
+        scope_name = normalize_scope(params.get("scope", ""))
+        fact_key = normalize_fact_key(params.get("fact_key", ""))
+        previous_value = params.get("previous_value", "")
+        log.info(
+            "memvault=tool_called tool=update_profile query_id=%s field=%s action=%s scope=%s "
+            "fact_key=%s has_previous_value=%s",
+            query_id,
+            field,
+            action,
+            scope_name,
+            fact_key,
+            bool(previous_value),
+        )
+        if not all([field, action, value]):
+            return "Error: field, action, and value are all required."
+        if field not in FIELDS:
+            return f"Error: invalid field '{field}'."
+        if action not in ACTIONS:
+            return f"Error: invalid action '{action}'."
+        if scope_name == INVALID:
+            return "Error: invalid scope. Use 'session' or 'speaker'."
+        if fact_key == INVALID:
+            return "Error: fact_key must be a string."
+        if fact_key and field not in ("traits", "preferences"):
+            return "Error: fact_key is only supported for 'traits' and 'preferences'."
+        if previous_value is None:
+            previous_value = ""
+        if not isinstance(previous_value, str):
+            return "Error: previous_value must be a string."
+        if not isinstance(value, str):
+            return "Error: value must be a string."
+
+        turn = await pm.tool_call(self.plugin, session, query_id)
+        if turn.kb_state == "none":
+            return pm.NO_KB
+        if turn.kb_state == "inactive":
+            return pm.KB_NOT_IN_PIPELINE
+        target = scope_name or (
+            "speaker" if field in ("name", "traits", "preferences") else "session"
+        )
+        if target == "speaker" and not turn.sender_id:
+            return "Error: current speaker is unavailable."
+
+        memory = self.plugin.memory
+        try:
+            vault, _ = memory.require()
+            scope = memory.scope_of_launcher(
+                session.launcher_type, session.launcher_id, turn.bot_uuid
+            )
+        except (RuntimeError, ValueError) as exc:
+            log.warning("memvault=update_profile_failed query_id=%s error=%r", query_id, str(exc))
+            return f"Error: {exc}"
+        log.info(
+            "memvault=update_profile_resolved query_id=%s target_scope=%s session_key=%s "
+            "sender_id=%s value_len=%d",
+            query_id,
+            target,
+            scope.session_key,
+            turn.sender_id,
+            len(value),
+        )
+        try:
+            profile = await memory.run(
+                vault.update_profile,
+                scope,
+                field,
+                action,
+                value,
+                speaker=turn.sender_id if target == "speaker" else None,
+                fact_key=fact_key or None,
+                previous_value=previous_value.strip() or None,
+                source="agent",
+                query_id=query_id,
+            )
+        except (BadRequestError, UnsafeNameError) as exc:
+            return f"Error: {exc}"
+        log.info(
+            "memvault=update_profile_stored query_id=%s target_scope=%s field=%s action=%s "
+            "session_key=%s",
+            query_id,
+            target,
+            field,
+            action,
+            scope.session_key,
+        )
+        now = datetime.now(UTC)
+        return f"{target.capitalize()} profile updated.\n" + prompting.profile_text(profile, now)

@@ -1,0 +1,178 @@
+"""The plugin's one handle on MemVault: settings, the vault, the engine, scope keys, health.
+
+Components stay thin adapters: they parse the SDK's objects, call this service (off the
+event loop, via `run`), and turn results into text. Everything that touches files or
+indexes lives in vault/ and indexer/.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from indexer.backend import IndexLockedError
+from indexer.embed_openai import OpenAICompatible
+from indexer.embeddings import Embedder, default_embedder
+from indexer.engine import Engine
+from vault.create import init_vault
+from vault.keys import ScopeId, session_name
+from vault.operations import Vault
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+EMBEDDINGS = ("local", "langbot", "openai")
+
+
+def default_vault_path() -> Path:
+    """Outside the plugin folder, so reinstalling or upgrading the plugin keeps memory."""
+    if os.environ.get("MEMVAULT_VAULT"):
+        return Path(os.environ["MEMVAULT_VAULT"]).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "memvault" / "vault"
+
+
+class SettingsError(ValueError):
+    """A plugin setting cannot be used; the message names the setting and the fix."""
+
+
+@dataclass(frozen=True)
+class PluginSettings:
+    vault_path: Path = field(default_factory=default_vault_path)
+    isolation: str = "session"
+    embedding: str = "local"
+    embedding_model_uuid: str = ""
+    openai_url: str = ""
+    openai_model: str = ""
+    openai_dim: int = 0
+    openai_key: str = ""
+    half_life_days: float = 30.0
+    top_k: int = 3
+    injection_chars: int = 4000
+    git_autocommit: bool = True
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> PluginSettings:
+        def number(name: str, default: float, low: float, kind: type = float) -> Any:
+            raw = config.get(name)
+            if raw in (None, ""):
+                return kind(default)
+            try:
+                value = kind(raw)
+            except (TypeError, ValueError) as exc:
+                raise SettingsError(f"{name} must be a number (got {raw!r})") from exc
+            if value < low:
+                raise SettingsError(f"{name} must be at least {low} (got {value})")
+            return value
+
+        isolation = str(config.get("isolation") or "session")
+        if isolation not in ("session", "bot"):
+            raise SettingsError(f"isolation must be session or bot (got {isolation!r})")
+        embedding = str(config.get("embedding") or "local")
+        if embedding not in EMBEDDINGS:
+            raise SettingsError(f"embedding must be one of {', '.join(EMBEDDINGS)}")
+        raw_path = str(config.get("vault_path") or "").strip()
+        return cls(
+            vault_path=Path(raw_path).expanduser() if raw_path else default_vault_path(),
+            isolation=isolation,
+            embedding=embedding,
+            embedding_model_uuid=str(config.get("embedding_model") or ""),
+            openai_url=str(config.get("openai_url") or ""),
+            openai_model=str(config.get("openai_model") or ""),
+            openai_dim=number("openai_dim", 0, 0, int),
+            openai_key=str(config.get("openai_key") or ""),
+            half_life_days=number("half_life_days", 30.0, 0.0),
+            top_k=number("top_k", 3, 1, int),
+            injection_chars=number("injection_chars", 4000, 200, int),
+            git_autocommit=bool(config.get("git_autocommit", True)),
+        )
+
+
+class MemoryService:
+    """Owns the vault and the engine for one plugin process (the vault's index writer)."""
+
+    def __init__(self, settings: PluginSettings) -> None:
+        self.settings = settings
+        self.vault: Vault | None = None
+        self.engine: Engine | None = None
+        self.warnings: list[str] = []
+
+    # -- lifecycle ------------------------------------------------------------------
+
+    def start(self, embedder: Embedder | None = None, *, watch: bool = True) -> None:
+        """Open the vault and indexes; never raises: problems become health warnings."""
+        root = self.settings.vault_path
+        try:
+            if not (root / "bots").is_dir():
+                init_vault(root, git=self.settings.git_autocommit)
+            self.vault = Vault(root, git=self.settings.git_autocommit)
+        except OSError as exc:
+            self._warn(
+                f"vault path {root} cannot be used ({exc}): set vault_path to a writable folder"
+            )
+            return
+        try:
+            self.engine = Engine.open(root, embedder=embedder or self._embedder())
+        except IndexLockedError as exc:
+            self._warn(f"{exc}; searching read-only, writes are indexed by that process")
+            try:
+                self.engine = Engine.open(root, embedder=embedder or self._embedder(), writer=False)
+            except Exception as inner:  # noqa: BLE001 - any failure here is a health warning
+                self._warn(f"index cannot be opened read-only either ({inner})")
+            return
+        except Exception as exc:  # noqa: BLE001
+            self._warn(f"index cannot be opened ({exc}): run `memvault reindex --vault {root}`")
+            return
+        self.engine.attach(self.vault)
+        if watch:
+            self.engine.watch()  # reconciles the whole vault first, in its own thread
+        else:
+            self.engine.reconcile()
+        log.info("memvault=started vault=%s isolation=%s", root, self.settings.isolation)
+
+    def _embedder(self) -> Embedder:
+        s = self.settings
+        if s.embedding == "openai":
+            if not (s.openai_url and s.openai_model and s.openai_dim):
+                raise SettingsError("embedding openai needs openai_url, openai_model, openai_dim")
+            return OpenAICompatible(
+                s.openai_url, s.openai_model, s.openai_dim, api_key=s.openai_key
+            )
+        # "langbot" is wired by main.py (it needs the plugin's async API): see HostEmbedder.
+        return default_embedder()
+
+    def close(self) -> None:
+        if self.engine is not None:
+            self.engine.close()
+            self.engine = None
+
+    def _warn(self, message: str) -> None:
+        self.warnings.append(message)
+        log.warning("memvault=health_warning message=%r", message)
+
+    # -- scopes ---------------------------------------------------------------------
+
+    def scope(self, session: str, bot_uuid: str | None) -> ScopeId:
+        return ScopeId(bot_uuid or None, session, self.settings.isolation)  # type: ignore[arg-type]
+
+    def scope_of_launcher(
+        self, launcher_type: Any, launcher_id: Any, bot_uuid: str | None
+    ) -> ScopeId:
+        return self.scope(session_name(launcher_type, launcher_id), bot_uuid)
+
+    # -- running blocking work off the event loop -------------------------------------
+
+    async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """File and index work blocks: keep the plugin's event loop free while it runs."""
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    def require(self) -> tuple[Vault, Engine]:
+        if self.vault is None or self.engine is None:
+            reason = "; ".join(self.warnings) or "the memory service has not started"
+            raise RuntimeError(f"memory is unavailable: {reason}")
+        return self.vault, self.engine

@@ -1,0 +1,155 @@
+"""What the injector and the tools share: which knowledge bases are MemVault's, whether the
+current pipeline opted in to memory, who is speaking, and the per-scope injection snapshot.
+
+Opt-in works as in LongTermMemory: a pipeline uses memory when one of MemVault's knowledge
+bases is attached to it. LangBot's `list_pipeline_knowledge_bases` only gives uuid, name and
+description, so MemVault keeps its own list: the KnowledgeEngine component records every KB
+created with it in plugin storage under `kb_configs` (knowledge_store.KB_CONFIGS_KEY,
+upstream's key and shape: a JSON object `{kb_id: creation_config}`), and this module reads it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from knowledge_store import KB_CONFIGS_KEY
+from langbot_plugin.api.proxies.query_based_api import QueryBasedAPIProxy
+
+from vault.layout import STATE_DIR
+from vault.names import encode_name
+
+log = logging.getLogger(__name__)
+
+SNAPSHOT_DIR = "snapshots"
+# The injector takes MemVault's KBs out of `_knowledge_base_uuids` (no double recall), and
+# on LangBot 4.11 `list_pipeline_knowledge_bases` answers from that very variable; so it
+# first records them here, and tools later in the same turn read the opt-in from it.
+OPTED_IN_VAR = "_memvault_kb_uuids"
+
+
+async def memory_kb_configs(plugin: Any) -> dict[str, dict[str, Any]]:
+    """MemVault's knowledge bases, `{kb_id: creation_config}`; {} when none was created."""
+    try:
+        raw = await plugin.get_plugin_storage(KB_CONFIGS_KEY)
+    except Exception as exc:  # noqa: BLE001 - a missing key raises; the host's error type varies
+        log.debug("memvault=kb_configs_unavailable error=%r", str(exc))
+        return {}
+    try:
+        data = json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        log.warning("memvault=kb_configs_corrupt key=%s error=%r", KB_CONFIGS_KEY, str(exc))
+        return {}
+    if isinstance(data, dict):
+        return {str(k): v if isinstance(v, dict) else {} for k, v in data.items()}
+    if isinstance(data, list):  # tolerated: a plain list of ids
+        return {str(k): {} for k in data}
+    return {}
+
+
+def attached_kbs(configs: Mapping[str, Any], pipeline_kbs: Sequence[Any]) -> list[str]:
+    """MemVault KB ids attached to this pipeline, in the pipeline's order."""
+    ids = [kb.get("uuid") for kb in pipeline_kbs if isinstance(kb, dict)]
+    return [kb_id for kb_id in ids if kb_id in configs]
+
+
+def with_recorded(pipeline_kbs: Sequence[Any], query_vars: Mapping[str, Any]) -> list[Any]:
+    """The pipeline's KBs plus those the injector recorded before pruning (OPTED_IN_VAR)."""
+    recorded = query_vars.get(OPTED_IN_VAR)
+    extra = [{"uuid": str(u)} for u in recorded] if isinstance(recorded, list) else []
+    return [*pipeline_kbs, *extra]
+
+
+def kb_state(configs: Mapping[str, Any], pipeline_kbs: Sequence[Any]) -> tuple[str, str | None]:
+    """("none" | "inactive" | "active", the MemVault KB id that decided it): none = no
+    MemVault KB exists, inactive = none of them is attached to this pipeline."""
+    attached = attached_kbs(configs, pipeline_kbs)
+    if attached:
+        return "active", attached[0]
+    if configs:
+        return "inactive", next(iter(configs))
+    return "none", None
+
+
+def sender_of(query_vars: Mapping[str, Any]) -> tuple[str, str]:
+    """(sender_id, sender_name) from the query vars, "" when unknown."""
+    return (
+        str(query_vars.get("sender_id", "") or ""),
+        str(query_vars.get("sender_name", "") or ""),
+    )
+
+
+# --------------------------------------------------------------------------- snapshots
+
+
+def snapshot_path(vault_root: Path, session_key: str) -> Path:
+    """`<vault>/.memvault/snapshots/<encoded session_key>.json` (derived state, not memory)."""
+    name = encode_name(session_key, "session key")
+    return vault_root / STATE_DIR / SNAPSHOT_DIR / f"{name}.json"
+
+
+def write_snapshot(vault_root: Path, session_key: str, snapshot: Mapping[str, Any]) -> Path:
+    """Replace the scope's last injection snapshot in one rename.
+
+    No fsync: the snapshot is a view of the last turn, rewritten every turn; losing it in a
+    power cut costs nothing, and an fsync would cost milliseconds on every message.
+    """
+    target = snapshot_path(vault_root, session_key)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    try:
+        tmp.write_text(json.dumps(snapshot, ensure_ascii=False, indent=2), encoding="utf-8")
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def read_snapshot(vault_root: Path, session_key: str) -> dict[str, Any] | None:
+    """The scope's last injection snapshot, or None if there is none (or it is unreadable)."""
+    try:
+        data = json.loads(snapshot_path(vault_root, session_key).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+# --------------------------------------------------------------------------- tools
+
+NO_KB = "Error: no memory knowledge base configured. Create one first."
+KB_NOT_IN_PIPELINE = "Error: memory knowledge base is not configured for the current pipeline."
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """What a tool needs to know about the turn it runs in."""
+
+    bot_uuid: str | None
+    sender_id: str
+    sender_name: str
+    kb_state: str  # none | inactive | active (see kb_state)
+    kb_id: str | None
+
+
+async def tool_call(plugin: Any, session: Any, query_id: int) -> ToolCall:
+    """The bot, the speaker and the pipeline's opt-in, from four host calls in parallel."""
+    api = QueryBasedAPIProxy(
+        query_id=query_id, plugin_runtime_handler=plugin.plugin_runtime_handler
+    )
+    bot_uuid, query_vars, configs, pipeline_kbs = await asyncio.gather(
+        api.get_bot_uuid(),
+        api.get_query_vars(),
+        memory_kb_configs(plugin),
+        api.list_pipeline_knowledge_bases(),
+    )
+    sender_id, sender_name = sender_of(query_vars)
+    state, kb_id = kb_state(configs, with_recorded(pipeline_kbs, query_vars))
+    bot = bot_uuid or getattr(session, "bot_uuid", None) or None
+    return ToolCall(bot, sender_id, sender_name, state, kb_id)

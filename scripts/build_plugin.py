@@ -1,0 +1,177 @@
+"""Build the installable LangBot package: `python scripts/build_plugin.py` -> dist/*.lbpkg.
+
+The plugin folder (plugin/) imports MemVault's own packages (vault, indexer, templates) as
+top-level modules; in the repo they come from the editable install, in a LangBot host they
+must travel inside the package. So this assembles a clean folder:
+
+    <plugin/ files, minus dev-only ones>  + vault/ indexer/ templates/ (vendored copies)
+    + requirements.txt (the runtime dependencies from pyproject.toml, plus plugin/requirements.txt)
+
+runs the SDK's `lbp build` in it, and checks the archive holds what the plugin imports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+import zipfile
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+PLUGIN = REPO / "plugin"
+VENDORED = ("vault", "indexer", "templates")
+# Dev-only files of plugin/: the package marker that makes `plugin` importable in the repo,
+# local debug settings (the host's debug key) and build leftovers.
+PLUGIN_SKIP = frozenset({"__init__.py", ".env", "build.py"})
+SKIP_PARTS = {"__pycache__", ".pytest_cache", ".ruff_cache", "dist", ".venv"}
+SKIP_SUFFIXES = (".pyc", ".pyo", ".lbpkg")
+REQUIRED = (
+    "manifest.yaml",
+    "main.py",
+    "memory_service.py",
+    "requirements.txt",
+    "components/knowledge_engine/memvault.yaml",
+    "components/knowledge_engine/memvault.py",
+    "vault/operations.py",
+    "indexer/engine.py",
+    "templates/__init__.py",
+    "templates/vault_gitignore",
+)
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+def _copy_tree(src: Path, dst: Path, *, skip_top: frozenset[str] = frozenset()) -> None:
+    for path in sorted(src.rglob("*")):
+        rel = path.relative_to(src)
+        if len(rel.parts) == 1 and rel.name in skip_top:
+            continue
+        if SKIP_PARTS & set(rel.parts) or path.name.endswith(SKIP_SUFFIXES):
+            continue
+        if path.is_dir():
+            continue
+        target = dst / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+
+
+def _requirement_name(line: str) -> str:
+    return re.split(r"[\s\[<>=!~;]", line.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def requirements() -> list[str]:
+    """pyproject's runtime dependencies, then any extra lines plugin/requirements.txt adds."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))["project"]
+    lines = list(project.get("dependencies", []))
+    extra = PLUGIN / "requirements.txt"
+    if extra.exists():
+        seen = {_requirement_name(r) for r in lines}
+        for raw in extra.read_text("utf-8").splitlines():
+            line = raw.strip()
+            if line and not line.startswith("#") and _requirement_name(line) not in seen:
+                lines.append(line)
+                seen.add(_requirement_name(line))
+    return lines
+
+
+def assemble(folder: Path) -> Path:
+    """The clean plugin folder `lbp build` packs."""
+    if not (PLUGIN / "manifest.yaml").exists():
+        raise BuildError(f"{PLUGIN / 'manifest.yaml'} is missing: the plugin has no manifest yet")
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    _copy_tree(PLUGIN, folder, skip_top=PLUGIN_SKIP)
+    for name in VENDORED:
+        _copy_tree(REPO / name, folder / name)
+    (folder / "requirements.txt").write_text("\n".join(requirements()) + "\n", "utf-8")
+    return folder
+
+
+def lbp() -> str:
+    local = Path(sys.executable).parent / "lbp"
+    found = str(local) if local.exists() else shutil.which("lbp")
+    if not found:
+        raise BuildError("the SDK CLI `lbp` is not installed: pip install langbot-plugin")
+    return found
+
+
+def package_name() -> str:
+    """`<author>-<name>-<version>.lbpkg`, as `lbp build` names it."""
+    meta = yaml.safe_load((PLUGIN / "manifest.yaml").read_text("utf-8"))["metadata"]
+    return f"{meta['author']}-{meta['name']}-{meta['version']}.lbpkg"
+
+
+def build(out_dir: Path, work: Path | None = None) -> Path:
+    out_dir = out_dir.resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="memvault-build-") as tmp:
+        folder = assemble((work.resolve() if work else Path(tmp)) / "MemVault")
+        package = out_dir / package_name()
+        package.unlink(missing_ok=True)
+        proc = subprocess.run(
+            [lbp(), "build", "-o", str(out_dir)],
+            cwd=folder,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if proc.returncode != 0 or not package.exists():
+            raise BuildError(f"lbp build failed ({proc.returncode}):\n{proc.stdout}{proc.stderr}")
+    verify(package)
+    return package
+
+
+def verify(package: Path) -> list[str]:
+    """The archive has the plugin, the vendored packages and nothing from a dev tree."""
+    with zipfile.ZipFile(package) as zf:
+        names = zf.namelist()
+    missing = [n for n in REQUIRED if n not in names]
+    if missing:
+        raise BuildError(f"{package.name} lacks {', '.join(missing)}")
+    for name in VENDORED:
+        source = {
+            p.relative_to(REPO).as_posix()
+            for p in (REPO / name).rglob("*")
+            if p.is_file()
+            and not (SKIP_PARTS & set(p.parts))
+            and not p.name.endswith(SKIP_SUFFIXES)
+        }
+        lost = sorted(source - set(names))
+        if lost:
+            raise BuildError(f"{package.name} lacks vendored files: {', '.join(lost[:5])}")
+    stray = [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".env")) or n == ".env"]
+    if stray:
+        raise BuildError(f"{package.name} carries dev files: {', '.join(stray[:5])}")
+    return names
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-o", "--out", type=Path, default=REPO / "dist", help="output folder")
+    parser.add_argument(
+        "--keep", type=Path, help="assemble the plugin folder here (kept, for inspection)"
+    )
+    args = parser.parse_args(argv)
+    try:
+        package = build(args.out, args.keep)
+    except (BuildError, subprocess.TimeoutExpired) as exc:
+        print(f"build failed: {exc}", file=sys.stderr)
+        return 1
+    with zipfile.ZipFile(package) as zf:
+        count = len(zf.namelist())
+    print(f"built {package} ({count} files, {package.stat().st_size // 1024} KiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

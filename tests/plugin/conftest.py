@@ -1,0 +1,29 @@
+"""Plugin tests import plugin modules by bare name, exactly as the LangBot runtime does
+(it puts the plugin folder on sys.path)."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+PLUGIN_DIR = Path(__file__).resolve().parents[2] / "plugin"
+if str(PLUGIN_DIR) not in sys.path:
+    sys.path.insert(0, str(PLUGIN_DIR))
+
+from tests.plugin.fakehost import FakeHost, started_plugin  # noqa: E402
+
+
+@pytest.fixture
+def host() -> FakeHost:
+    return FakeHost()
+
+
+@pytest.fixture
+async def plugin(tmp_path, host):
+    """A started MemVaultPlugin over a real vault in tmp_path (no watcher thread)."""
+    plug = await started_plugin(host, tmp_path / "memory")
+    yield plug
+    plug.memory.close()
+
+
+__all__ = ["started_plugin"]

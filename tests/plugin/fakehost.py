@@ -1,0 +1,160 @@
+"""FAKE LangBot host (named as such): answers the runtime actions the plugin uses, so
+components run through the SDK's real context types without a LangBot process. The real
+host is exercised by the separate real-host suite (see README)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from langbot_plugin.api.entities.builtin.provider.session import LauncherTypes, Session
+from langbot_plugin.api.proxies.event_context import EventContextProxy
+from langbot_plugin.api.proxies.execute_context import ExecuteContextProxy
+from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
+from langbot_plugin.runtime.io.handler import Handler
+
+
+class FakeHost(Handler):
+    """Stand-in for the runtime handler. Skips Handler.__init__ on purpose (no transport)."""
+
+    def __init__(self, bot_uuid: str | None = "bot-1") -> None:
+        self.bot_uuid = bot_uuid
+        self.query_vars: dict[str, Any] = {
+            "user_message_text": "hello",
+            "sender_id": "u1",
+            "sender_name": "Alice",
+            "launcher_type": "group",
+            "launcher_id": "123",
+            "_knowledge_base_uuids": ["kb-memvault", "kb-other"],
+        }
+        self.storage: dict[str, str] = {}
+        self.files: dict[str, bytes] = {}
+        self.replies: list[Any] = []
+        self.calls: list[str] = []
+        self.embedding_calls = 0
+        # LangBot 4.11.2 answers list_pipeline_knowledge_bases from the turn's
+        # `_knowledge_base_uuids` query var; tests switch that on to reproduce it.
+        self.kbs_from_query_var = False
+        self.pipeline_kbs = [{"uuid": "kb-memvault", "name": "memory", "description": ""}]
+
+    async def call_action(
+        self, action: A, data: dict[str, Any], timeout: float = 15.0, **kw: Any
+    ) -> Any:
+        self.calls.append(action.value)
+        if action == A.GET_BOT_UUID:
+            return {"bot_uuid": self.bot_uuid}
+        if action == A.GET_QUERY_VARS:
+            return {"vars": dict(self.query_vars)}
+        if action == A.GET_QUERY_VAR:
+            return {"value": self.query_vars.get(data["key"])}
+        if action == A.SET_QUERY_VAR:
+            self.query_vars[data["key"]] = data["value"]
+            return {}
+        if action == A.SET_PLUGIN_STORAGE:
+            self.storage[data["key"]] = data["value_base64"]
+            return {}
+        if action == A.GET_PLUGIN_STORAGE:
+            return {"value_base64": self.storage[data["key"]]}
+        if action == A.GET_PLUGIN_STORAGE_KEYS:
+            return {"keys": list(self.storage)}
+        if action == A.DELETE_PLUGIN_STORAGE:
+            self.storage.pop(data["key"], None)
+            return {}
+        if action == A.GET_KNOWLEDEGE_FILE_STREAM:  # (sic: the SDK's spelling)
+            return {"file_key": data["storage_path"]}
+        if action == A.INVOKE_EMBEDDING:
+            # The fake host embeds with the real embedded model, like a host model would.
+            from indexer.embeddings import default_embedder
+
+            self.embedding_calls += 1
+            vectors = default_embedder().embed_documents(data["texts"])
+            return {"vectors": vectors.tolist()}
+        if action == A.LIST_PIPELINE_KNOWLEDGE_BASES:
+            if self.kbs_from_query_var:  # what LangBot 4.11.2 does (seen on the real host)
+                wanted = self.query_vars.get("_knowledge_base_uuids") or []
+                return {"knowledge_bases": [kb for kb in self.pipeline_kbs if kb["uuid"] in wanted]}
+            return {"knowledge_bases": list(self.pipeline_kbs)}
+        if action == A.REPLY_MESSAGE:
+            self.replies.append(data)
+            return {}
+        raise NotImplementedError(f"fake host does not answer {action}")
+
+    # Uploaded knowledge files: the runtime transfers them in chunks and the SDK reads the
+    # local copy by key; the fake keeps them in `self.files` (storage_path -> bytes).
+    async def read_local_file(self, file_key: str, **kw: Any) -> bytes:
+        return self.files[file_key]
+
+    async def delete_local_file(self, file_key: str, **kw: Any) -> None:
+        return None
+
+    def register_memory_kb(
+        self, kb_id: str = "kb-memvault", config: dict[str, Any] | None = None
+    ) -> None:
+        """Record a MemVault KB in plugin storage as on_knowledge_base_create does
+        (`kb_configs`, upstream's `{kb_id: creation_config}`); attaching it to the pipeline
+        is `pipeline_kbs`."""
+        import base64
+        import json
+
+        raw = self.storage.get("kb_configs")
+        configs = json.loads(base64.b64decode(raw)) if raw else {}
+        configs[kb_id] = dict(config or {})
+        self.storage["kb_configs"] = base64.b64encode(json.dumps(configs).encode()).decode()
+
+    # -- context builders, as the runtime builds them --------------------------------
+
+    def session(self, launcher_type: str = "group", launcher_id: str = "123") -> Session:
+        kind = LauncherTypes.GROUP if launcher_type == "group" else LauncherTypes.PERSON
+        return Session(
+            launcher_type=kind, launcher_id=launcher_id, sender_id=self.query_vars.get("sender_id")
+        )
+
+    def prompt_event(self, session_name: str = "group_123", query_id: int = 7) -> EventContextProxy:
+        return EventContextProxy.model_validate(
+            {
+                "event_name": "PromptPreProcessing",
+                "query_id": query_id,
+                "eid": 1,
+                "event": {
+                    "event_name": "PromptPreProcessing",
+                    "session_name": session_name,
+                    "default_prompt": [{"role": "system", "content": "You are a helpful bot."}],
+                    "prompt": [{"role": "user", "content": self.query_vars["user_message_text"]}],
+                },
+                "plugin_runtime_handler": self,
+            }
+        )
+
+    def command(
+        self, text: str, launcher_type: str = "group", launcher_id: str = "123"
+    ) -> ExecuteContextProxy:
+        """`text` like "!memory list 2"; params as the host splits them."""
+        words = text.lstrip("!").split()
+        params = words[1:]
+        return ExecuteContextProxy.model_validate(
+            {
+                "query_id": 7,
+                "session": {"launcher_type": launcher_type, "launcher_id": launcher_id},
+                "command_text": text[1:],
+                "full_command_text": text,
+                "command": words[0],
+                "crt_command": words[0],
+                "params": params,
+                "crt_params": list(params),
+                "privilege": 1,
+                "plugin_runtime_handler": self,
+            }
+        )
+
+
+async def started_plugin(host: FakeHost, vault_path: Path, **config: Any) -> Any:
+    """MemVaultPlugin with the given config, started without its watcher thread."""
+    import main  # the plugin's main.py, by bare name as the runtime imports it
+
+    plugin = main.MemVaultPlugin()
+    plugin.plugin_runtime_handler = host
+    plugin.config = {"vault_path": str(vault_path), **config}
+    plugin.memory = main.MemoryService(main.PluginSettings.from_config(plugin.config))
+    await asyncio.to_thread(plugin.memory.start, None, watch=False)
+    return plugin
