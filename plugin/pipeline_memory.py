@@ -153,3 +153,25 @@ async def tool_call(plugin: Any, session: Any, query_id: int) -> ToolCall:
     state, kb_id = kb_state(configs, with_recorded(pipeline_kbs, query_vars))
     bot = bot_uuid or getattr(session, "bot_uuid", None) or None
     return ToolCall(bot, sender_id, sender_name, state, kb_id)
+
+
+def opt_in_error(turn: ToolCall) -> str | None:
+    """The upstream error a tool returns when this pipeline has not opted in, else None."""
+    if turn.kb_state == "none":
+        return NO_KB
+    if turn.kb_state == "inactive":
+        return KB_NOT_IN_PIPELINE
+    return None
+
+
+def open_for_tool(
+    memory: Any, session: Any, turn: ToolCall, tool: str, query_id: int
+) -> tuple[Any, Any, Any] | str:
+    """(vault, engine, scope) for a tool call, or the error text the model gets."""
+    try:
+        vault, engine = memory.require()
+        scope = memory.scope_of_launcher(session.launcher_type, session.launcher_id, turn.bot_uuid)
+    except (RuntimeError, ValueError) as exc:
+        log.warning("memvault=%s_failed query_id=%s error=%r", tool, query_id, str(exc))
+        return f"Error: {exc}"
+    return vault, engine, scope

@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from indexer.ranking import SECONDS_PER_DAY, UPDATE_TAGS, recency_hint
+from indexer.search import SearchResult
 from templates import read_template
 from vault.model import Profile
 
@@ -186,6 +187,21 @@ class Recalled:
     speaker_id: str = ""
     speaker_name: str = ""
     score: float = 0.0
+
+
+def recalled_from(result: SearchResult) -> Recalled:
+    """A search result as the record the prompt and the knowledge engine display."""
+    doc = result.doc
+    return Recalled(
+        id=doc.episode_id,
+        content=doc.text,
+        created_at=doc.created_at,
+        importance=doc.importance,
+        tags=doc.tags,
+        speaker_id=doc.speaker_id,
+        speaker_name=doc.speaker_name,
+        score=result.score,
+    )
 
 
 def display(record: Recalled, now: int, current_speaker_id: str = "") -> str:

@@ -41,7 +41,6 @@ from memory_service import PluginSettings
 
 from indexer.engine import Engine
 from indexer.ranking import RankWeights
-from indexer.search import SearchResult
 from vault.keys import ScopeId
 from vault.model import Profile
 from vault.operations import Vault
@@ -106,20 +105,6 @@ def _profile(vault: Vault, scope: ScopeId, speaker: str | None) -> Profile | Non
         return None
 
 
-def _recalled(result: SearchResult) -> prompting.Recalled:
-    doc = result.doc
-    return prompting.Recalled(
-        id=doc.episode_id,
-        content=doc.text,
-        created_at=doc.created_at,
-        importance=doc.importance,
-        tags=doc.tags,
-        speaker_id=doc.speaker_id,
-        speaker_name=doc.speaker_name,
-        score=result.score,
-    )
-
-
 def recall(
     vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSettings, now: int
 ) -> list[prompting.Recalled]:
@@ -138,7 +123,7 @@ def recall(
                 turn.text, library, top_k=settings.top_k, weights=weights, now=now
             )
     found.sort(key=lambda r: -r.score)
-    return [_recalled(r) for r in found[: settings.top_k]]
+    return [prompting.recalled_from(r) for r in found[: settings.top_k]]
 
 
 def prepare(vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSettings) -> Turn:

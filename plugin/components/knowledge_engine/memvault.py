@@ -48,20 +48,6 @@ MAX_TOP_K = 50
 INHERIT = "plugin"
 
 
-def recalled(result: SearchResult) -> prompting.Recalled:
-    doc = result.doc
-    return prompting.Recalled(
-        id=doc.episode_id,
-        content=doc.text,
-        created_at=doc.created_at,
-        importance=doc.importance,
-        tags=doc.tags,
-        speaker_id=doc.speaker_id,
-        speaker_name=doc.speaker_name,
-        score=result.score,
-    )
-
-
 def content_of(doc: Any) -> str:
     """The chunk's text without the speaker prefix the indexer adds for matching."""
     prefix = f"{doc.speaker_name}: " if doc.speaker_name else ""
@@ -210,7 +196,11 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
         }
         return RetrievalResultEntry(
             id=doc.episode_id,
-            content=[ContentElement.from_text(prompting.display(recalled(result), now, sender))],
+            content=[
+                ContentElement.from_text(
+                    prompting.display(prompting.recalled_from(result), now, sender)
+                )
+            ],
             metadata=metadata,
             distance=1.0 - similarity,
             score=similarity,

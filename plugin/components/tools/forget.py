@@ -30,14 +30,10 @@ class Forget(Tool):
         episode_id = episode_id.strip()
 
         memory = self.plugin.memory
-        try:
-            vault, _ = memory.require()
-            scope = memory.scope_of_launcher(
-                session.launcher_type, session.launcher_id, turn.bot_uuid
-            )
-        except (RuntimeError, ValueError) as exc:
-            log.warning("memvault=forget_failed query_id=%s error=%r", query_id, str(exc))
-            return f"Error: {exc}"
+        opened = pm.open_for_tool(memory, session, turn, "forget", query_id)
+        if isinstance(opened, str):
+            return opened
+        vault, _, scope = opened
         log.info(
             "memvault=tool_called tool=forget query_id=%s kb_id=%s user_key=%s episode_id=%s",
             query_id,

@@ -186,10 +186,8 @@ class RecallMemory(Tool):
             ",".join(sorted(params)),
         )
         turn = await pm.tool_call(self.plugin, session, query_id)
-        if turn.kb_state == "none":
-            return pm.NO_KB
-        if turn.kb_state == "inactive":
-            return pm.KB_NOT_IN_PIPELINE
+        if (refusal := pm.opt_in_error(turn)) is not None:
+            return refusal
         query = params.get("query", "")
         if not isinstance(query, str) or not query.strip():
             return "Error: query is required."
@@ -232,14 +230,10 @@ class RecallMemory(Tool):
             return f"Error: {exc}"
 
         memory = self.plugin.memory
-        try:
-            vault, engine = memory.require()
-            scope = memory.scope_of_launcher(
-                session.launcher_type, session.launcher_id, turn.bot_uuid
-            )
-        except (RuntimeError, ValueError) as exc:
-            log.warning("memvault=recall_failed query_id=%s error=%r", query_id, str(exc))
-            return f"Error: {exc}"
+        opened = pm.open_for_tool(memory, session, turn, "recall_memory", query_id)
+        if isinstance(opened, str):
+            return opened
+        vault, engine, scope = opened
         log.info(
             "memvault=recall_searching query_id=%s kb_id=%s user_key=%s top_k=%d status=%s "
             "speaker_id=%s speaker_name=%s source=%s importance_min=%s time_after=%s "

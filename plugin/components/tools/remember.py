@@ -61,10 +61,8 @@ class Remember(Tool):
             ",".join(sorted(params)),
         )
         turn = await pm.tool_call(self.plugin, session, query_id)
-        if turn.kb_state == "none":
-            return pm.NO_KB
-        if turn.kb_state == "inactive":
-            return pm.KB_NOT_IN_PIPELINE
+        if (refusal := pm.opt_in_error(turn)) is not None:
+            return refusal
         content = params.get("content", "")
         if not content or (isinstance(content, str) and not content.strip()):
             return "Error: content is required."
@@ -84,14 +82,10 @@ class Remember(Tool):
             return f"Error: category must be one of {', '.join(CATEGORIES)}."
 
         memory = self.plugin.memory
-        try:
-            vault, engine = memory.require()
-            scope = memory.scope_of_launcher(
-                session.launcher_type, session.launcher_id, turn.bot_uuid
-            )
-        except (RuntimeError, ValueError) as exc:
-            log.warning("memvault=remember_failed query_id=%s error=%r", query_id, str(exc))
-            return f"Error: {exc}"
+        opened = pm.open_for_tool(memory, session, turn, "remember", query_id)
+        if isinstance(opened, str):
+            return opened
+        vault, engine, scope = opened
         speaker = Speaker(turn.sender_id, turn.sender_name or None) if turn.sender_id else None
         log.info(
             "memvault=remember_storing query_id=%s kb_id=%s user_key=%s sender_id=%s "

@@ -82,10 +82,8 @@ class UpdateProfile(Tool):
             return "Error: value must be a string."
 
         turn = await pm.tool_call(self.plugin, session, query_id)
-        if turn.kb_state == "none":
-            return pm.NO_KB
-        if turn.kb_state == "inactive":
-            return pm.KB_NOT_IN_PIPELINE
+        if (refusal := pm.opt_in_error(turn)) is not None:
+            return refusal
         target = scope_name or (
             "speaker" if field in ("name", "traits", "preferences") else "session"
         )
@@ -93,14 +91,10 @@ class UpdateProfile(Tool):
             return "Error: current speaker is unavailable."
 
         memory = self.plugin.memory
-        try:
-            vault, _ = memory.require()
-            scope = memory.scope_of_launcher(
-                session.launcher_type, session.launcher_id, turn.bot_uuid
-            )
-        except (RuntimeError, ValueError) as exc:
-            log.warning("memvault=update_profile_failed query_id=%s error=%r", query_id, str(exc))
-            return f"Error: {exc}"
+        opened = pm.open_for_tool(memory, session, turn, "update_profile", query_id)
+        if isinstance(opened, str):
+            return opened
+        vault, _, scope = opened
         log.info(
             "memvault=update_profile_resolved query_id=%s target_scope=%s session_key=%s "
             "sender_id=%s value_len=%d",
