@@ -61,7 +61,9 @@ def results_text(items: list[dict[str, Any]], explain: bool) -> str:
         if explain:
             parts = item["explain"]
             sources = ", ".join(
-                f"{name} rank={s['rank']} raw={_num(s['raw'])} +{s['contribution']:.3f}"
+                f"{name} rank={s['rank']} raw={_num(s['raw'])} {s['contribution']:+.3f}"
+                if s["rank"] is not None
+                else f"{name} (not a candidate)"
                 for name, s in parts["sources"].items()
             )
             factors = ", ".join(
