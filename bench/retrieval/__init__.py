@@ -1,0 +1,1 @@
+"""Retrieval quality benchmark: `python -m bench.retrieval` (see __main__)."""

@@ -1,0 +1,98 @@
+"""Synthetic bilingual vaults of N episodes over 1,000 scopes, generated once and cached.
+
+Episodes come from bench.sync.corpus (same sentences, same episode model); scopes are
+10 bots x 100 chats with Zipf-like sizes (s=0.8), the largest being bench.inject's
+scope so its injection timing runs unchanged here. No git: committing 100k+ files is
+not what this suite measures.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from bench.inject.__main__ import BOT, SESSION
+from bench.sync.corpus import NAMES, make_episode, write_atomic
+from vault.create import init_vault
+from vault.episodes import render_episode
+from vault.keys import ScopeId
+from vault.layout import Layout
+from vault.operations import Vault
+
+SCOPES = 1000
+ZIPF_S = 0.8
+DONE = "generated.json"
+
+
+def cache_root() -> Path:
+    base = os.environ.get("MEMVAULT_BENCH_CACHE") or Path.home() / ".cache" / "memvault"
+    return Path(base) / "bench-scale"
+
+
+def vault_dir(n: int) -> Path:
+    return cache_root() / str(n) / "vault"
+
+
+def scopes() -> list[tuple[ScopeId, float]]:
+    """1,000 (scope, weight) pairs, largest first: rank r gets 1 / r**ZIPF_S."""
+    out = [ScopeId(BOT, SESSION)]
+    for b in range(10):
+        for s in range(100):
+            if len(out) == SCOPES:
+                break
+            kind = "group" if s % 3 else "person"
+            out.append(ScopeId(f"bot-{b + 1}", f"{kind}_{1000 + s}"))
+    return [(scope, 1.0 / (rank + 1) ** ZIPF_S) for rank, scope in enumerate(out)]
+
+
+def generate(root: Path, n: int, seed: int = 5) -> dict[str, object]:
+    """Write the vault (episodes as files, profiles of the largest scope through Vault)."""
+    if root.exists():
+        shutil.rmtree(root)
+    started = time.perf_counter()
+    rng = random.Random(seed)
+    init_vault(root, git=False)
+    layout = Layout(root)
+    pairs = scopes()
+    chosen = rng.choices([s for s, _ in pairs], [w for _, w in pairs], k=n)
+    counts: dict[str, int] = {}
+    start = datetime(2025, 1, 1, tzinfo=UTC)
+    for scope in chosen:
+        created = start + timedelta(seconds=rng.randrange(700 * 86400))
+        episode = make_episode(rng, created)
+        write_atomic(layout.new_episode_path(scope, episode.id, created), render_episode(episode))
+        key = f"{scope.bot}:{scope.session}"
+        counts[key] = counts.get(key, 0) + 1
+    vault = Vault(root, git=False)
+    main = ScopeId(BOT, SESSION)
+    vault.update_profile(main, "notes", "set", "A busy team chat about several projects.")
+    vault.update_profile(main, "preferences", "add", "answers in the language of the question")
+    for i, name in enumerate(NAMES, start=1):
+        vault.update_profile(main, "name", "set", name, speaker=f"u{i}")
+    sizes = sorted(counts.values())
+    info = {
+        "episodes": n,
+        "scopes": len(counts),
+        "largest_scope": f"{BOT}:{SESSION}",
+        "largest_scope_episodes": counts.get(f"{BOT}:{SESSION}", 0),
+        "median_scope_episodes": sizes[len(sizes) // 2],
+        "seed": seed,
+        "generate_s": round(time.perf_counter() - started, 2),
+    }
+    (root.parent / DONE).write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    return info
+
+
+def ensure(n: int, seed: int = 5) -> tuple[Path, dict[str, object], bool]:
+    """The cached vault of n episodes (generated if missing); True if it was made now."""
+    root = vault_dir(n)
+    done = root.parent / DONE
+    if root.exists() and done.exists():
+        return root, json.loads(done.read_text(encoding="utf-8")), False
+    root.parent.mkdir(parents=True, exist_ok=True)
+    return root, generate(root, n, seed), True
