@@ -12,6 +12,18 @@ from tests.conftest import git
 
 MEMVAULT = shutil.which("memvault") or str(Path(os.sys.executable).parent / "memvault")
 SCOPE = ["--bot", "b1", "--session", "group_123"]
+# DESIGN.md 7: the item shape of `search --json` and `list --json`.
+ITEM_KEYS = {
+    "id",
+    "score",
+    "content",
+    "created_at",
+    "speaker",
+    "tags",
+    "importance",
+    "status",
+    "path",
+}
 
 
 def run(*args: str, vault: Path | None = None, code: int = 0, stdin: str | None = None):
@@ -63,17 +75,7 @@ def test_remember_list_show_archive_restore_forget(cli_vault):
     listing = run_json("list", *SCOPE, vault=cli_vault)
     assert listing["total"] == 1 and listing["page"] == 1
     item = listing["items"][0]
-    assert set(item) >= {
-        "id",
-        "score",
-        "content",
-        "created_at",
-        "speaker",
-        "tags",
-        "importance",
-        "status",
-        "path",
-    }
+    assert set(item) >= ITEM_KEYS
     assert (item["content"], item["speaker"]["name"], item["importance"]) == (
         "Alice 下周去北京",
         "Alice",

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from tests.test_cli import SCOPE, run, run_json
+from tests.test_cli import ITEM_KEYS, SCOPE, run, run_json
 
 BENCH = __import__("pathlib").Path(__file__).resolve().parents[2] / "shared" / "bench"
 
@@ -45,18 +45,7 @@ def test_search_json_shape_explain_and_scope(filled):
     assert [i["content"] for i in items][0] == "Alice is going to Beijing next week"
     assert all("duck" not in i["content"] for i in items)
     first = items[0]
-    assert set(first) >= {
-        "id",
-        "score",
-        "content",
-        "created_at",
-        "speaker",
-        "tags",
-        "importance",
-        "status",
-        "path",
-        "explain",
-    }
+    assert set(first) >= ITEM_KEYS | {"explain"}
     explain = first["explain"]
     assert set(explain["sources"]) == {"text", "vector"}
     assert {"relevance", "importance", "speaker", "update", "score"} <= set(explain)
