@@ -49,9 +49,9 @@ class ParsedFile:
     docs: tuple[ChunkDoc, ...]  # chunk_id == UNASSIGNED until with_ids
 
 
-def role_of(root: Path, rel: str) -> FileRole | None:
+def role_of(root: Path, rel: str, memo: dict[str, str | None] | None = None) -> FileRole | None:
     """The file's role if it is something the indexes hold, else None."""
-    role = classify(root, rel)
+    role = classify(root, rel, memo)
     return role if role.kind in INDEXED_KINDS else None
 
 
@@ -90,13 +90,7 @@ def trusted_mtime(mtime_ns: int, observed_ns: int) -> int:
 def scan(root: Path, path: Path) -> Iterator[tuple[str, DiskFile]]:
     """Indexable files at or under `path`, with their stat (nothing is read)."""
     if path.is_dir() and not path.is_symlink():
-        try:
-            children = sorted(os.scandir(path), key=lambda e: e.name)
-        except OSError:
-            return
-        for child in children:
-            if not is_ignored(child.name):
-                yield from scan(root, Path(child.path))
+        yield from scan_tree(root, path)
         return
     rel = path.relative_to(root).as_posix()
     if role_of(root, rel) is None:
@@ -107,6 +101,47 @@ def scan(root: Path, path: Path) -> Iterator[tuple[str, DiskFile]]:
         return  # gone already: the plan sees it as deleted
     if stat.S_ISREG(st.st_mode):
         yield rel, DiskFile(st.st_size, st.st_mtime_ns)
+
+
+def scan_tree(root: Path, folder: Path) -> Iterator[tuple[str, DiskFile]]:
+    """`scan` of a folder: one scandir per folder, one stat per file, folder ids decoded once."""
+    prefix = folder.relative_to(root).as_posix()
+    found: list[tuple[str, DiskFile]] = []
+    _scan_dir(root, str(folder), "" if prefix == "." else prefix, {}, found)
+    return iter(found)
+
+
+def _scan_dir(
+    root: Path,
+    folder: str,
+    prefix: str,
+    memo: dict[str, str | None],
+    found: list[tuple[str, DiskFile]],
+) -> None:
+    try:
+        with os.scandir(folder) as it:
+            children = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return
+    for child in children:
+        if is_ignored(child.name):
+            continue
+        rel = f"{prefix}/{child.name}" if prefix else child.name
+        try:
+            is_dir = child.is_dir(follow_symlinks=False)
+        except OSError:
+            is_dir = False
+        if is_dir:
+            _scan_dir(root, child.path, rel, memo, found)
+            continue
+        if role_of(root, rel, memo) is None:
+            continue
+        try:
+            st = child.stat()  # follows a symlink, like Path.stat
+        except OSError:
+            continue  # gone already: the plan sees it as deleted
+        if stat.S_ISREG(st.st_mode):
+            found.append((rel, DiskFile(st.st_size, st.st_mtime_ns)))
 
 
 def read_file(root: Path, rel: str) -> tuple[FileEntry | None, list[ChunkDoc]]:

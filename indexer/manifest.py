@@ -190,11 +190,23 @@ class Manifest:
         return {path: Known(size, mtime, sha) for path, size, mtime, sha in rows}
 
     def errors(self, roots: Sequence[str] | None = None) -> list[Problem]:
-        return [
-            Problem(e.path, e.error_line or 1, e.error)
-            for e in self.entries(roots).values()
-            if e.error is not None
-        ]
+        with self._lock:
+            if roots is None:  # one query, no chunk rows and no JSON
+                rows = self._db.execute(
+                    "SELECT path, error, error_line FROM files WHERE error IS NOT NULL "
+                    "ORDER BY path"
+                ).fetchall()
+            else:
+                rows = self._select("SELECT path, error, error_line FROM files", roots, "path")
+        return [Problem(path, line or 1, error) for path, error, line in rows if error is not None]
+
+    def chunk_owners(self) -> dict[int, str]:
+        """chunk id -> path, for every chunk of a file the manifest has an entry for."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT chunks.chunk_id, chunks.path FROM chunks JOIN files USING (path)"
+            ).fetchall()
+        return dict(rows)
 
     def doc(self, chunk_id: int) -> ChunkDoc | None:
         with self._lock:

@@ -23,13 +23,13 @@ from indexer.documents import (
     normalise_paths,
     read_file,
     scan,
+    scan_tree,
     trusted_mtime,
     with_ids,
 )
 from indexer.manifest import FileEntry, Manifest, acquire_writer_lock, index_dir
 from indexer.plan import DiskFile, Plan, plan_changes
 from indexer.records import ChunkDoc
-from vault.layout import Layout
 from vault.model import Problem
 from vault.safewrite import content_hash
 
@@ -135,9 +135,10 @@ class Syncer:
             started = time.perf_counter()
             self._reserve_backend_ids()
             observed, disk = time.time_ns(), {}
-            for path in Layout(self.root).iter_vault_files():
-                disk.update(scan(self.root, path))
-            report = self._sync(disk, self.manifest.entries(), None, observed)
+            bots = self.root / "bots"
+            if bots.is_dir():
+                disk.update(scan_tree(self.root, bots))
+            report = self._sync(disk, None, observed)
             report.healed = self._heal(report)
             return self._finish(report, None, started, "reconcile")
 
@@ -151,19 +152,17 @@ class Syncer:
             observed, disk = time.time_ns(), {}
             for rel in roots:
                 disk.update(scan(self.root, self.root / rel))
-            report = self._sync(disk, self.manifest.entries(roots), roots, observed)
+            report = self._sync(disk, roots, observed)
             return self._finish(report, roots, started, "paths")
 
     # ------------------------------------------------------------------ planning + applying
 
     def _sync(
-        self,
-        disk: dict[str, DiskFile],
-        entries: Mapping[str, FileEntry],
-        roots: list[str] | None,
-        observed: int,
+        self, disk: dict[str, DiskFile], roots: list[str] | None, observed: int
     ) -> SyncReport:
-        known = {p: e.known() for p, e in entries.items()}
+        # Stat, size and hash only: the full entries (chunk ids, fingerprints) are loaded
+        # only when there is something to apply.
+        known = self.manifest.known(roots)
         plan = plan_changes(disk, known)
         report = SyncReport(files=len(disk))
         if plan.needs_hash:
@@ -179,7 +178,7 @@ class Syncer:
         report.renamed, report.deleted = len(plan.renames), len(plan.deletes)
         if not plan.is_noop:
             log.debug("sync=plan roots=%s plan=%s", roots, plan)
-            self._apply(plan, entries, disk, report, observed)
+            self._apply(plan, self.manifest.entries(roots), disk, report, observed)
         return report
 
     def _apply(
@@ -278,8 +277,8 @@ class Syncer:
     def _heal(self, report: SyncReport) -> int:
         """Make each index hold exactly the manifest's chunks (after a crash, a lost index
         folder or a new embedding model): drop strays, re-send what is missing."""
-        entries = self.manifest.entries()
-        owner = {cid: e.path for e in entries.values() for cid in e.chunk_ids}
+        owner = self.manifest.chunk_owners()
+        entries: dict[str, FileEntry] = {}  # loaded only if some chunk is missing
         stored = self.manifest.embedding_identity
         # Only a known identity can say the stored vectors are of another model.
         new_model = (
@@ -298,6 +297,8 @@ class Syncer:
             if not strays and not missing and not (name == "vector" and new_model):
                 continue
             docs: list[ChunkDoc] = []
+            if missing and not entries:
+                entries = self.manifest.entries()
             for rel in missing:
                 entry, file_docs = read_file(self.root, rel)
                 if entry is None or entry.sha != entries[rel].sha:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -13,6 +14,7 @@ from vault.names import UnsafeNameError, encode_name, folder_id, safe_child
 NOBOT = "_nobot"
 STATE_DIR = ".memvault"
 _IGNORED_SUFFIXES = ("~", ".swp", ".tmp")
+_IGNORED_INNER = tuple(f"{s}/" for s in _IGNORED_SUFFIXES)  # a folder name ending so
 
 
 def is_ignored(name: str) -> bool:
@@ -96,26 +98,45 @@ def iter_markdown(folder: Path) -> Iterator[Path]:
 
 
 def _walk(folder: Path) -> Iterator[Path]:
+    # os.scandir: the entry's cached type saves a stat per file (symlinks still follow).
     try:
-        entries = sorted(folder.iterdir(), key=lambda p: p.name)
+        with os.scandir(folder) as it:
+            entries = sorted(it, key=lambda e: e.name)
     except (FileNotFoundError, NotADirectoryError):
         return
     for entry in entries:
         if is_ignored(entry.name):
             continue
-        if entry.is_dir() and not entry.is_symlink():
-            yield from _walk(entry)
-        elif entry.is_file():
-            yield entry
+        if _is_real_dir(entry):
+            yield from _walk(folder / entry.name)
+        elif _is_file(entry):
+            yield folder / entry.name
 
 
-def classify(root: Path, rel: str) -> FileRole:
-    """The role of a vault-relative POSIX path; `other` for anything outside the layout."""
+def _is_real_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
+
+
+def classify(root: Path, rel: str, memo: dict[str, str | None] | None = None) -> FileRole:
+    """The role of a vault-relative POSIX path; `other` for anything outside the layout.
+
+    `memo` (one per walk of one root) keeps each folder's id so a walk decodes it once.
+    """
     parts = rel.split("/")
-    if len(parts) < 3 or parts[0] != "bots" or any(is_ignored(p) for p in parts):
+    if len(parts) < 3 or parts[0] != "bots" or _any_ignored(rel):
         return FileRole("other")
-    bot_folder = root / "bots" / parts[1]
-    bot = None if parts[1] == NOBOT else folder_id(bot_folder)
+    ids = {} if memo is None else memo
+    bot = None if parts[1] == NOBOT else _folder_id(root, ids, parts[1])
     if parts[1] != NOBOT and bot is None:
         return FileRole("other")
     if parts[2] == "episodes" and parts[-1].endswith(".md") and len(parts) >= 4:
@@ -123,7 +144,7 @@ def classify(root: Path, rel: str) -> FileRole:
         return FileRole("episode", bot=bot, user_key=key)
     if parts[2] != "sessions" or len(parts) < 5:
         return FileRole("other")
-    session = folder_id(bot_folder / "sessions" / parts[3])
+    session = _folder_id(root, ids, parts[1], "sessions", parts[3])
     if session is None:
         return FileRole("other")
     tail = parts[4:]
@@ -133,8 +154,22 @@ def classify(root: Path, rel: str) -> FileRole:
     if tail == ["profile.yaml"]:
         return FileRole("profile", bot=bot, session=session)
     if len(tail) == 2 and tail[0] == "speakers" and tail[1].endswith(".yaml"):
-        speaker = folder_id(bot_folder / "sessions" / parts[3] / "speakers" / tail[1][:-5])
+        speaker = _folder_id(root, ids, parts[1], "sessions", parts[3], "speakers", tail[1][:-5])
         return FileRole("speaker", bot=bot, session=session, speaker=speaker)
     if tail == ["audit.jsonl"]:
         return FileRole("audit", bot=bot, session=session)
     return FileRole("other", bot=bot, session=session)
+
+
+def _any_ignored(rel: str) -> bool:
+    """`is_ignored` of any part of `rel`, as string tests (classify runs once per file)."""
+    if rel.startswith(".") or "/." in rel or rel.endswith(_IGNORED_SUFFIXES):
+        return True
+    return any(map(rel.__contains__, _IGNORED_INNER))
+
+
+def _folder_id(root: Path, memo: dict[str, str | None], *names: str) -> str | None:
+    key = "/".join(names)
+    if key not in memo:
+        memo[key] = folder_id(root.joinpath("bots", *names))
+    return memo[key]
