@@ -1,17 +1,13 @@
-"""`memvault demo`: build a small bilingual vault through the real operations and check it.
+"""The demo vault: a small bilingual chat built through the real operations.
 
-Until the indexer lands this is the main job on embedded defaults: it shows the files a
-person would edit, the git history they get, and that `check` reads every file back.
+`indexer.demo` (the `memvault demo` command) builds on it: index, search, watch.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from vault.check import check_vault
 from vault.create import init_vault
-from vault.gitlog import file_history
 from vault.keys import ScopeId
 from vault.model import Speaker
 from vault.operations import Vault
@@ -59,36 +55,3 @@ def build_demo(root: Path) -> Vault:
         GROUP, "preferences", "add", "oat flat white", speaker="u42", fact_key="coffee"
     )
     return vault
-
-
-def run_demo(root: Path, *, as_json: bool = False) -> int:
-    fresh = not (root / "bots").exists()
-    vault = build_demo(root) if fresh else Vault(root)
-    page = vault.list_episodes(GROUP, status="all")
-    report = check_vault(root)
-    profile_path = vault.layout.rel(vault.profile_path(GROUP))
-    summary = {
-        "vault": str(root),
-        "created": fresh,
-        "episodes": page.total,
-        "active": vault.list_episodes(GROUP).total,
-        "check_ok": report.ok,
-        "files": report.files,
-        "profile_commits": len(file_history(root, profile_path)),
-    }
-    if as_json:
-        print(json.dumps(summary, ensure_ascii=False, indent=2))
-    else:
-        print(f"demo vault at {root} ({'created' if fresh else 'already there'})")
-        for stored in page.items:
-            ep = stored.episode
-            print(f"  {ep.id} [{ep.status}] {ep.body}")
-        print(f"  session profile: {profile_path}")
-        print(f"check: {report.files} files, {'ok' if report.ok else 'PROBLEMS'}")
-        for problem in report.problems:
-            print(f"  {problem}")
-        print(
-            f"try: cd {root} && git log --oneline | head; memvault --vault {root} list "
-            f"--bot {GROUP.bot} --session {GROUP.session}"
-        )
-    return 0 if report.ok else 1

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-import bm25s
-
-from bench.retrieval.baseline import TOKENIZERS
-from bench.retrieval.datasets import Dataset, queries, read_jsonl
+from bench.retrieval.baseline import TOKENIZERS, build_indexes
+from bench.retrieval.datasets import Dataset, queries
 from indexer.engine import Engine
 from indexer.evaluate import build_vault
 from indexer.search import SearchRequest, hybrid_search
@@ -64,14 +61,7 @@ def run_bm25s(
     Query time includes tokenising the query and ranking the scope."""
     tokenizer = TOKENIZERS[tokenizer_name]
     t0 = time.perf_counter()
-    by_scope: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in read_jsonl(ds.episodes):
-        by_scope[str(row["scope"])].append(row)
-    indexes: dict[str, tuple[bm25s.BM25, list[str]]] = {}
-    for scope, rows in by_scope.items():
-        model = bm25s.BM25()
-        model.index([tokenizer(str(r["text"])) or ["\x00"] for r in rows], show_progress=False)
-        indexes[scope] = (model, [str(r["episode_id"]) for r in rows])
+    indexes = build_indexes(ds, tokenizer)
     build_s = time.perf_counter() - t0
     ranked: dict[str, list[str]] = {}
     lat: list[float] = []

@@ -54,11 +54,10 @@ TOKENIZERS: dict[str, Callable[[str], list[str]]] = {
 }
 
 
-def run_bm25(
-    ds: Dataset, tokenizer: Callable[[str], list[str]], top_k: int = 50
-) -> tuple[dict[str, list[str]], dict[str, Any]]:
-    """ranked ids per query, and timings; one BM25 index per scope."""
-    started = time.perf_counter()
+def build_indexes(
+    ds: Dataset, tokenizer: Callable[[str], list[str]]
+) -> dict[str, tuple[bm25s.BM25, list[str]]]:
+    """One BM25 index per scope (a query may only see its own scope), with its episode ids."""
     by_scope: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for row in read_jsonl(ds.episodes):
         by_scope[str(row["scope"])].append(row)
@@ -67,6 +66,15 @@ def run_bm25(
         model = bm25s.BM25()
         model.index([tokenizer(str(r["text"])) or ["\x00"] for r in rows], show_progress=False)
         indexes[scope] = (model, [str(r["episode_id"]) for r in rows])
+    return indexes
+
+
+def run_bm25(
+    ds: Dataset, tokenizer: Callable[[str], list[str]], top_k: int = 50
+) -> tuple[dict[str, list[str]], dict[str, Any]]:
+    """ranked ids per query, and timings; one BM25 index per scope."""
+    started = time.perf_counter()
+    indexes = build_indexes(ds, tokenizer)
     indexed = time.perf_counter()
     ranked: dict[str, list[str]] = {}
     for q in queries(ds):
