@@ -100,6 +100,7 @@ class VaultWatcher:
         self.batches = 0
         self.failures = 0
         self.last_report: SyncReport | None = None
+        self.last_sync_at: float | None = None  # wall clock of the last successful batch
         self._cond = threading.Condition()
         self._pending: set[str] = set()
         self._first = 0.0  # when the oldest pending path arrived
@@ -219,6 +220,14 @@ class VaultWatcher:
                     self._pending.add(_FULL)
                     self._first = self._last = float("-inf")
 
+    def backlog(self) -> tuple[int, float]:
+        """(paths waiting to be indexed, seconds the oldest has waited; 0 when none)."""
+        with self._cond:
+            if not self._pending:
+                return 0, 0.0
+            age = time.monotonic() - self._first if self._first != float("-inf") else 0.0
+            return len(self._pending), max(0.0, age)
+
     def _take(self) -> set[str]:
         batch, self._pending = self._pending, set()
         return batch
@@ -247,6 +256,7 @@ class VaultWatcher:
         self.failures = 0
         self.batches += 1
         self.last_report = report
+        self.last_sync_at = time.time()
         if _FULL in batch:
             self.ready.set()
         log.debug(

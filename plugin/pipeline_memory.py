@@ -1,5 +1,6 @@
 """What the injector and the tools share: which knowledge bases are MemVault's, whether the
-current pipeline opted in to memory, who is speaking, and the per-scope injection snapshot.
+current pipeline opted in to memory, and who is speaking
+(the per-scope injection snapshot lives in vault.snapshots).
 
 Opt-in works as in LongTermMemory: a pipeline uses memory when one of MemVault's knowledge
 bases is attached to it. LangBot's `list_pipeline_knowledge_bases` only gives uuid, name and
@@ -13,22 +14,15 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
-import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from knowledge_store import KB_CONFIGS_KEY
 from langbot_plugin.api.proxies.query_based_api import QueryBasedAPIProxy
 
-from vault.layout import STATE_DIR
-from vault.names import encode_name
-
 log = logging.getLogger(__name__)
 
-SNAPSHOT_DIR = "snapshots"
 # The injector takes MemVault's KBs out of `_knowledge_base_uuids` (no double recall), and
 # on LangBot 4.11 `list_pipeline_knowledge_bases` answers from that very variable; so it
 # first records them here, and tools later in the same turn read the opt-in from it.
@@ -84,41 +78,6 @@ def sender_of(query_vars: Mapping[str, Any]) -> tuple[str, str]:
         str(query_vars.get("sender_id", "") or ""),
         str(query_vars.get("sender_name", "") or ""),
     )
-
-
-# --------------------------------------------------------------------------- snapshots
-
-
-def snapshot_path(vault_root: Path, session_key: str) -> Path:
-    """`<vault>/.memvault/snapshots/<encoded session_key>.json` (derived state, not memory)."""
-    name = encode_name(session_key, "session key")
-    return vault_root / STATE_DIR / SNAPSHOT_DIR / f"{name}.json"
-
-
-def write_snapshot(vault_root: Path, session_key: str, snapshot: Mapping[str, Any]) -> Path:
-    """Replace the scope's last injection snapshot in one rename.
-
-    No fsync: the snapshot is a view of the last turn, rewritten every turn; losing it in a
-    power cut costs nothing, and an fsync would cost milliseconds on every message.
-    """
-    target = snapshot_path(vault_root, session_key)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
-    try:
-        tmp.write_text(json.dumps(snapshot, ensure_ascii=False, indent=2), encoding="utf-8")
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return target
-
-
-def read_snapshot(vault_root: Path, session_key: str) -> dict[str, Any] | None:
-    """The scope's last injection snapshot, or None if there is none (or it is unreadable)."""
-    try:
-        data = json.loads(snapshot_path(vault_root, session_key).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 # --------------------------------------------------------------------------- tools

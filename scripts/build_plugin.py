@@ -4,7 +4,9 @@ The plugin folder (plugin/) imports MemVault's own packages (vault, indexer, tem
 top-level modules; in the repo they come from the editable install, in a LangBot host they
 must travel inside the package. So this assembles a clean folder:
 
-    <plugin/ files, minus dev-only ones>  + vault/ indexer/ templates/ (vendored copies)
+    <plugin/ files, minus dev-only ones>  + vault/ indexer/ console/ templates/ (vendored)
+    + console/web/* next to the Page component (components/pages/console/), so LangBot and
+      `memvault console` serve the very same page files
     + requirements.txt (the runtime dependencies from pyproject.toml, plus plugin/requirements.txt)
 
 runs the SDK's `lbp build` in it, and checks the archive holds what the plugin imports.
@@ -26,7 +28,10 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 PLUGIN = REPO / "plugin"
-VENDORED = ("vault", "indexer", "templates")
+VENDORED = ("vault", "indexer", "console", "templates")
+PAGE_DIR = "components/pages/console"
+# The standalone server's stand-in for LangBot's page SDK: inside LangBot the real one loads.
+PAGE_SKIP = frozenset({"standalone-sdk.js"})
 # Dev-only files of plugin/: the package marker that makes `plugin` importable in the repo,
 # local debug settings (the host's debug key) and build leftovers.
 PLUGIN_SKIP = frozenset({"__init__.py", ".env", "build.py"})
@@ -43,6 +48,11 @@ REQUIRED = (
     "indexer/engine.py",
     "templates/__init__.py",
     "templates/vault_gitignore",
+    "console/api.py",
+    f"{PAGE_DIR}/console.yaml",
+    f"{PAGE_DIR}/index.html",
+    f"{PAGE_DIR}/i18n/en_US.json",
+    f"{PAGE_DIR}/i18n/zh_Hans.json",
 )
 
 
@@ -93,8 +103,14 @@ def assemble(folder: Path) -> Path:
     _copy_tree(PLUGIN, folder, skip_top=PLUGIN_SKIP)
     for name in VENDORED:
         _copy_tree(REPO / name, folder / name)
+    add_page_files(folder)
     (folder / "requirements.txt").write_text("\n".join(requirements()) + "\n", "utf-8")
     return folder
+
+
+def add_page_files(plugin_folder: Path) -> None:
+    """Copy the console page (console/web/) next to the plugin's Page component."""
+    _copy_tree(REPO / "console" / "web", plugin_folder / PAGE_DIR, skip_top=PAGE_SKIP)
 
 
 def lbp() -> str:

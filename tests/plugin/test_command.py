@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pipeline_memory as pm
 import pytest
 from components.commands.memory import Memory
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
@@ -15,6 +14,7 @@ from tests.conftest import git
 from tests.plugin.fakehost import FakeHost, started_plugin
 from vault.model import Speaker
 from vault.safewrite import ConflictError, LockTimeoutError
+from vault.snapshots import write_snapshot
 from vault.transfer import import_payload
 
 OTHER = "456"  # launcher id of another group chat of the same bot
@@ -85,7 +85,7 @@ async def test_overview_counts_profiles_isolation_and_vault(plugin, host):
     assert "L2 (Episodic): KB=kb-memvault-... configured but inactive in this pipeline" in (
         await say(cmd, host, "!memory")
     )
-    pm.write_snapshot(
+    write_snapshot(
         vault.root,
         "bot-1:group_123",
         {"recorded_at": "2026-11-30T10:00:00Z", "episode_count": 2, "injection_chars": 321},

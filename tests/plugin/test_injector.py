@@ -11,6 +11,7 @@ from langbot_plugin.api.entities import events
 
 from tests.plugin.fakehost import FakeHost, started_plugin
 from vault.model import Speaker
+from vault.snapshots import read_snapshot
 
 KB = "kb-memvault"
 OPEN, CLOSE = "<memory-records>", "</memory-records>"
@@ -249,9 +250,7 @@ async def test_a_record_cannot_break_out_of_the_fence(plugin, opted_in):
 async def test_snapshot_records_what_was_injected(plugin, opted_in):
     episode = remember(plugin, "Alice's flight to Tokyo is on Tuesday")
     await turn(plugin, opted_in, "Tokyo flight", query_id=42)
-    import pipeline_memory
-
-    snap = pipeline_memory.read_snapshot(plugin.memory.settings.vault_path, "bot-1:group_A")
+    snap = read_snapshot(plugin.memory.settings.vault_path, "bot-1:group_A")
     assert snap["query_id"] == 42 and snap["session_name"] == "group_A"
     assert snap["scope_key"] == snap["user_key"] == "bot-1:group_A"
     assert snap["kb_id"] == KB and snap["naive_rag_suppressed"] is True

@@ -11,13 +11,12 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-import pipeline_memory as pm
-
 from indexer.engine import Engine
 from indexer.ranking import RankWeights
 from vault.keys import ScopeId
 from vault.model import STATUSES, FormatError, Profile
 from vault.operations import Vault
+from vault.snapshots import read_snapshot
 from vault.store import NotFoundError, StoredEpisode, read_episode_file
 
 from .memory_views import (
@@ -165,7 +164,7 @@ def overview(call: Call) -> str:
     )
     if problems:
         lines.append(f"Unreadable episode files: {len(problems)} (see !memory health)")
-    snapshot = pm.read_snapshot(call.v.root, scope.session_key)
+    snapshot = read_snapshot(call.v.root, scope.session_key)
     if snapshot:
         lines.append(
             f"Last injection: {snapshot.get('recorded_at') or '?'}, "

@@ -44,6 +44,7 @@ from indexer.ranking import RankWeights
 from vault.keys import ScopeId
 from vault.model import Profile
 from vault.operations import Vault
+from vault.snapshots import write_snapshot
 
 log = logging.getLogger(__name__)
 
@@ -181,7 +182,7 @@ def _save_snapshot(
         "episode_chars": len(shown.text),
     }
     try:
-        pm.write_snapshot(vault.root, turn.scope.session_key, snapshot)
+        write_snapshot(vault.root, turn.scope.session_key, snapshot)
     except (OSError, ValueError) as exc:
         log.warning("memvault=snapshot_failed scope=%s error=%r", turn.scope.session_key, str(exc))
 

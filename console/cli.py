@@ -1,0 +1,97 @@
+"""The `memvault` console script: every vault and index command, plus `memvault console`."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import secrets
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from console.context import ConsoleContext
+from console.server import LOOPBACK, ConsoleServer
+from indexer.backend import IndexLockedError
+from indexer.cli import INDEX_COMMANDS, add_index_commands
+from indexer.engine import Engine
+from vault import cli as vault_cli
+from vault.cli import UsageError
+from vault.keys import ISOLATIONS
+from vault.operations import Vault
+
+log = logging.getLogger(__name__)
+
+
+def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
+    add_index_commands(sub, common)
+    con = sub.add_parser("console", parents=[common], help="the Memory Console in a browser")
+    con.add_argument("--port", type=int, default=8765, help="0 = any free port (printed)")
+    con.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback)")
+    con.add_argument("--isolation", choices=ISOLATIONS, default="session", help="L2 sharing")
+    con.add_argument("--no-auth", action="store_true", help="no token (loopback only)")
+
+
+def open_context(args: argparse.Namespace) -> ConsoleContext:
+    root = vault_cli.resolve_vault(args)
+    vault = Vault(root, git=not getattr(args, "no_git", False))
+    warnings: list[str] = []
+    try:
+        engine = Engine.open(root)
+        engine.attach(vault)
+        engine.watch()
+    except IndexLockedError:
+        # Another process (memvault watch, the plugin) writes the index and indexes our
+        # writes through its watcher; we only read it.
+        engine = Engine.open(root, writer=False)
+        warnings.append("another process writes the index: edits show in search once it syncs")
+    return ConsoleContext(
+        vault=vault,
+        engine=engine,
+        isolation=args.isolation,
+        host="standalone",
+        git_autocommit=not getattr(args, "no_git", False),
+        warnings=warnings,
+    )
+
+
+def cmd_console(args: argparse.Namespace) -> int:
+    if args.no_auth and args.host not in LOOPBACK:
+        raise UsageError("--no-auth is only allowed on 127.0.0.1: anyone could edit the vault")
+    if not 0 <= args.port <= 65535:
+        raise UsageError("--port must be from 0 to 65535 (0 = any free port)")
+    ctx = open_context(args)
+    token = None if args.no_auth else secrets.token_urlsafe(24)
+    try:
+        server = ConsoleServer(ctx, host=args.host, port=args.port, token=token)
+    except OSError as exc:
+        if ctx.engine is not None:
+            ctx.engine.close()
+        raise UsageError(f"cannot listen on {args.host}:{args.port} ({exc}): try --port 0") from exc
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    thread = threading.Thread(target=server.serve_forever, name="memvault-console", daemon=True)
+    thread.start()
+    print(f"MemVault console for {ctx.vault.root}: {server.url}", flush=True)
+    print("open that address in a browser; Ctrl-C stops", file=sys.stderr, flush=True)
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            stop.wait()
+    finally:
+        server.shutdown()
+        if ctx.engine is not None:
+            ctx.engine.close()
+    return 0
+
+
+COMMANDS = {**INDEX_COMMANDS, "console": cmd_console}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return vault_cli.main(argv, extra=(add_commands, COMMANDS))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

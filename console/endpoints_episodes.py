@@ -1,0 +1,146 @@
+"""/episodes, /search, /episode and its curate actions: the L2 files of one scope."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from console.context import ConsoleContext
+from console.errors import ApiError, require_engine
+from console.requests import Body, checked_id
+from indexer.search import MODES
+from vault.episode_edit import edit_episode
+from vault.keys import ScopeId
+from vault.model import STATUSES, FormatError
+from vault.store import StoredEpisode, read_episode_file
+from vault.views import episode_full
+
+PAGE_SIZE = 20
+MAX_ID = 200
+
+
+def _id(body: Body) -> str:
+    value = checked_id(body.need("id", limit=MAX_ID), "episode id")
+    assert value is not None
+    return value
+
+
+def _find(ctx: ConsoleContext, scope: ScopeId, body: Body) -> StoredEpisode:
+    return ctx.vault.find_episode(scope, _id(body))
+
+
+def _checked(stored: StoredEpisode, expected: str | None) -> None:
+    if expected is not None and stored.sha != expected:
+        raise ApiError(
+            "conflict",
+            f"{stored.rel} changed on disk since you opened it: reload it and apply your "
+            "change again",
+        )
+
+
+def episodes(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
+    scope = body.scope(ctx)
+    status = body.choice("status", (*STATUSES, "all"), "active")
+    page = body.integer("page", 1, 1, 1_000_000)
+    size = body.integer("page_size", PAGE_SIZE, 1, 100)
+    found = ctx.vault.list_episodes(scope, status=status, page=page, page_size=size)
+    _, problems = ctx.vault.load_episodes(scope)
+    return {
+        "total": found.total,
+        "page": found.page,
+        "pages": found.pages,
+        "page_size": size,
+        "items": [episode_full(s) for s in found.items],
+        "problems": [{"path": p.path, "line": p.line, "message": p.message} for p in problems],
+    }
+
+
+def search(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
+    scope = body.scope(ctx)
+    query = body.need("query", limit=2000)
+    mode = body.choice("mode", MODES, "hybrid")
+    top_k = body.integer("top_k", 10, 1, 50)
+    status = body.choice("status", (*STATUSES, "all"), "active")
+    statuses = STATUSES if status == "all" else (status,)
+    engine = require_engine(ctx)
+    results = engine.search(query, scope, top_k=top_k, mode=mode, statuses=statuses)
+    layout = ctx.vault.layout
+    items = []
+    for result in results:
+        doc = result.doc
+        # The index filters by user_key before ranking; checking again costs nothing and
+        # keeps a damaged index from ever showing another chat's memory here.
+        if doc.kind != "episode" or doc.user_key != scope.user_key:
+            continue
+        try:
+            item = episode_full(read_episode_file(layout, ctx.vault.root / doc.path))
+        except (OSError, FormatError):
+            continue  # deleted or broken since it was indexed: the watcher catches up
+        item["score"] = result.score
+        item["explain"] = dict(result.explain)
+        items.append(item)
+    return {"query": query, "mode": mode, "items": items}
+
+
+def episode(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
+    return episode_full(_find(ctx, body.scope(ctx), body))
+
+
+def _status(status: str) -> Any:
+    def change(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
+        scope = body.scope(ctx)
+        expected = body.sha()
+        vault = ctx.vault
+        with vault.lock.hold():
+            stored = _find(ctx, scope, body)
+            _checked(stored, expected)
+            vault.change_status(
+                scope, stored.episode.id, status, source="console", expected_hash=stored.sha
+            )
+        return episode_full(vault.find_episode(scope, stored.episode.id))
+
+    return change
+
+
+def delete(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
+    scope = body.scope(ctx)
+    expected = body.sha()
+    vault = ctx.vault
+    with vault.lock.hold():
+        stored = _find(ctx, scope, body)
+        _checked(stored, expected)
+        vault.forget(scope, stored.episode.id, source="console")
+    return episode_full(stored)
+
+
+def edit(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
+    scope = body.scope(ctx)
+    expected = body.sha()
+    if expected is None:
+        raise ApiError("bad_request", "`expected_sha256` is missing: send the sha256 shown")
+    stored = edit_episode(
+        ctx.vault,
+        scope,
+        _id(body),
+        expected_hash=expected,
+        content=body.text("content", required=False),
+        tags=body.strings("tags"),
+    )
+    return episode_full(stored)
+
+
+def verify(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
+    scope = body.scope(ctx)
+    stored = edit_episode(ctx.vault, scope, _id(body), expected_hash=body.sha(), verified=True)
+    return episode_full(stored)
+
+
+ROUTES = {
+    "/episodes": episodes,
+    "/search": search,
+    "/episode": episode,
+    "/episode/archive": _status("archived"),
+    "/episode/restore": _status("active"),
+    "/episode/delete": delete,
+    "/episode/edit": edit,
+    "/episode/verify": verify,
+}

@@ -1,0 +1,186 @@
+"""/meta, /scopes, /derive, /profiles, /profile/update: what is in the vault, and the L1 files."""
+
+from __future__ import annotations
+
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from console.context import ConsoleContext
+from console.errors import ApiError
+from console.requests import Body, checked_id
+from vault.keys import ISOLATIONS, ScopeId, session_name
+from vault.layout import NOBOT, is_ignored, iter_markdown
+from vault.model import FormatError, Profile
+from vault.names import MAX_ID_CHARS, folder_id
+from vault.safewrite import content_hash
+from vault.views import iso, profile_json
+
+PROFILE_FIELDS = ("name", "traits", "preferences", "notes")
+PROFILE_ACTIONS = ("set", "add", "remove")
+
+
+def meta(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
+    try:
+        version = metadata.version("memvault")
+    except metadata.PackageNotFoundError:  # vendored inside the LangBot package
+        version = "unknown"
+    engine = ctx.engine
+    return {
+        "host": ctx.host,
+        "vault": str(ctx.vault.root),
+        "isolation": ctx.isolation,
+        "embedding": engine.embedder.identity.key if engine else None,
+        "version": version,
+        "git": ctx.git_autocommit and (ctx.vault.root / ".git").exists(),
+        "warnings": list(ctx.warnings),
+    }
+
+
+def _children(folder: Path) -> list[tuple[str, Path]]:
+    """(id, folder) of the sub-folders made by encode_name, sorted by id."""
+    if not folder.is_dir():
+        return []
+    found = []
+    for child in folder.iterdir():
+        if child.is_dir() and not child.is_symlink() and not is_ignored(child.name):
+            ident = folder_id(child)
+            if ident is not None:
+                found.append((ident, child))
+    return sorted(found)
+
+
+def _count(folder: Path) -> int:
+    return sum(1 for _ in iter_markdown(folder)) if folder.is_dir() else 0
+
+
+def scopes(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
+    layout = ctx.vault.layout
+    bots = []
+    for bot_id, bot_dir in _children(ctx.vault.root / "bots"):
+        bot = None if bot_id == NOBOT else bot_id
+        chats = []
+        for session, chat_dir in _children(bot_dir / "sessions"):
+            speakers = chat_dir / "speakers"
+            chats.append(
+                {
+                    "session": session,
+                    "session_key": ScopeId(bot, session).session_key,
+                    "folder": layout.rel(chat_dir),
+                    "speakers": len(list(speakers.glob("*.yaml"))) if speakers.is_dir() else 0,
+                    "episodes": _count(chat_dir / "episodes"),
+                }
+            )
+        bots.append(
+            {
+                "bot": bot,
+                "folder": layout.rel(bot_dir),
+                "shared_episodes": _count(bot_dir / "episodes"),
+                "chats": chats,
+            }
+        )
+    return {"bots": bots}
+
+
+def derive(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
+    """bot uuid + session name (or launcher type and id) + isolation -> keys and folders."""
+    bot = checked_id(body.text("bot", required=False, limit=MAX_ID_CHARS), "bot id")
+    session = body.text("session", required=False, limit=MAX_ID_CHARS)
+    if session is None:
+        kind = body.text("launcher_type", required=False, limit=32)
+        launcher = body.text("launcher_id", required=False, limit=MAX_ID_CHARS)
+        if not kind or not launcher:
+            raise ApiError(
+                "bad_request",
+                "give a session name (e.g. group_123) or a launcher_type and a launcher_id",
+            )
+        session = session_name(kind, launcher)
+    checked_id(session, "session name")
+    isolation = body.choice("isolation", ISOLATIONS, ctx.isolation)
+    scope = ScopeId(bot, session, isolation)  # type: ignore[arg-type]
+    layout = ctx.vault.layout
+    return {
+        "session_name": scope.session,
+        "session_key": scope.session_key,
+        "user_key": scope.user_key,
+        "isolation": scope.isolation,
+        "session_folder": layout.rel(layout.session_dir(scope)),
+        "episodes_folder": layout.rel(layout.episodes_dir(scope)),
+        "profile_path": layout.rel(layout.profile_path(scope)),
+    }
+
+
+def profile_view(ctx: ConsoleContext, scope: ScopeId, speaker: str | None) -> dict[str, Any]:
+    vault = ctx.vault
+    path = vault.profile_path(scope, speaker)
+    view: dict[str, Any] = {
+        "speaker": speaker,
+        "path": vault.layout.rel(path),
+        "exists": path.exists(),
+        "sha256": None,
+        "profile": profile_json(Profile()),
+        "problem": None,
+    }
+    if not path.exists():
+        return view
+    data = path.read_bytes()
+    view["sha256"] = content_hash(data)
+    try:
+        view["profile"] = profile_json(vault.read_profile(scope, speaker))
+    except FormatError as exc:  # shown, never rewritten: the person fixes their file
+        view["problem"] = f"{view['path']}:{exc.line}: {exc.message}"
+    return view
+
+
+def profiles(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
+    scope = body.scope(ctx)
+    speakers = ctx.vault.list_speakers(scope)
+    return {
+        "session": profile_view(ctx, scope, None),
+        "speakers": [profile_view(ctx, scope, s) for s in speakers],
+    }
+
+
+def profile_update(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
+    scope = body.scope(ctx)
+    speaker = checked_id(body.text("speaker", required=False, limit=MAX_ID_CHARS), "speaker id")
+    field = body.choice("field", PROFILE_FIELDS, "")
+    action = body.choice("action", PROFILE_ACTIONS, "")
+    value = body.text("value", required=action != "remove" or field != "notes", limit=2000)
+    expected = body.sha()
+    vault = ctx.vault
+    path = vault.profile_path(scope, speaker)
+    with vault.lock.hold():
+        exists = path.exists()
+        if expected is None and exists:
+            raise ApiError(
+                "conflict",
+                f"{vault.layout.rel(path)} was created since you opened it: reload and apply "
+                "your change again",
+            )
+        if expected is not None and not exists:
+            raise ApiError(
+                "conflict",
+                f"{vault.layout.rel(path)} was deleted since you opened it: reload first",
+            )
+        vault.update_profile(
+            scope,
+            field,
+            action,
+            value or "",
+            speaker=speaker,
+            source="console",
+            expected_hash=expected,
+        )
+    view = profile_view(ctx, scope, speaker)
+    view["updated_at"] = iso(vault.clock())
+    return view
+
+
+ROUTES = {
+    "/meta": meta,
+    "/scopes": scopes,
+    "/derive": derive,
+    "/profiles": profiles,
+    "/profile/update": profile_update,
+}

@@ -1,0 +1,49 @@
+"""The Memory Console page inside LangBot: a thin adapter from the Page SDK's handle_api to
+the console endpoints (console/api.py), the same ones `memvault console` serves.
+
+The page's HTML, JS and i18n files are console/web/, copied next to this file when the
+package is built (scripts/build_plugin.py) so there is one page for both hosts.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from langbot_plugin.api.definition.components.page import Page, PageRequest, PageResponse
+
+from console.api import dispatch
+from console.context import ConsoleContext
+from console.errors import ApiError
+
+log = logging.getLogger(__name__)
+
+
+class MemoryConsole(Page):
+    async def handle_api(self, request: PageRequest) -> PageResponse:
+        memory: Any = getattr(self.plugin, "memory", None)
+        if memory is None or memory.vault is None:
+            reasons = "; ".join(getattr(memory, "warnings", []) or ["it has not started"])
+            return PageResponse.fail(
+                f"memory is unavailable: {reasons}. Fix the plugin settings and restart it."
+            )
+        settings = memory.settings
+        ctx = ConsoleContext(
+            vault=memory.vault,
+            engine=memory.engine,
+            isolation=settings.isolation,
+            host="langbot",
+            git_autocommit=settings.git_autocommit,
+            warnings=list(memory.warnings),
+        )
+        try:
+            data = await memory.run(dispatch, ctx, request.endpoint, request.body)
+        except ApiError as exc:
+            log.info(
+                "memvault=console_error endpoint=%s code=%s message=%r",
+                request.endpoint[:80],
+                exc.code,
+                exc.message[:200],
+            )
+            return PageResponse.fail(exc.message)
+        return PageResponse.ok(data)

@@ -1,0 +1,41 @@
+"""A real vault (git on) with two bots' chats, a real engine (indexes, embedded model) and
+the console context over them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from console.context import ConsoleContext
+from indexer.engine import Engine
+from vault.create import init_vault
+from vault.keys import ScopeId
+from vault.model import Speaker
+from vault.operations import Vault
+
+A = ScopeId("bot-a", "group_1")
+B = ScopeId("bot-b", "person_9")
+
+
+def scope_body(scope: ScopeId) -> dict[str, object]:
+    return {"bot": scope.bot, "session": scope.session, "isolation": scope.isolation}
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> Iterator[ConsoleContext]:
+    root = tmp_path / "vault"
+    init_vault(root, git=True)
+    vault = Vault(root, git=True)
+    alice = Speaker("u1", "Alice")
+    vault.remember(A, "Alice is going to Beijing next week", speaker=alice, tags=["travel"])
+    vault.remember(A, "小明喜欢喝燕麦拿铁", tags=["coffee"])
+    vault.update_profile(A, "name", "set", "Project chat")
+    vault.update_profile(A, "preferences", "add", "coffee: oat flat white", speaker="u1")
+    vault.remember(B, "Bob hides the spare key under the blue flowerpot")
+    engine = Engine.open(root)
+    engine.reconcile()
+    engine.attach(vault)
+    yield ConsoleContext(vault=vault, engine=engine, isolation="session")
+    engine.close()

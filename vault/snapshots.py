@@ -1,0 +1,50 @@
+"""The last injection snapshot of each chat: what the plugin put into the prompt last turn.
+
+Derived state under `.memvault/` (git-ignored, not memory): the console and `!memory` show it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from vault.layout import STATE_DIR
+from vault.names import encode_name
+
+SNAPSHOT_DIR = "snapshots"
+
+
+def snapshot_path(vault_root: Path, session_key: str) -> Path:
+    """`<vault>/.memvault/snapshots/<encoded session_key>.json` (derived state, not memory)."""
+    name = encode_name(session_key, "session key")
+    return vault_root / STATE_DIR / SNAPSHOT_DIR / f"{name}.json"
+
+
+def write_snapshot(vault_root: Path, session_key: str, snapshot: Mapping[str, Any]) -> Path:
+    """Replace the scope's last injection snapshot in one rename.
+
+    No fsync: the snapshot is a view of the last turn, rewritten every turn; losing it in a
+    power cut costs nothing, and an fsync would cost milliseconds on every message.
+    """
+    target = snapshot_path(vault_root, session_key)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    try:
+        tmp.write_text(json.dumps(snapshot, ensure_ascii=False, indent=2), encoding="utf-8")
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return target
+
+
+def read_snapshot(vault_root: Path, session_key: str) -> dict[str, Any] | None:
+    """The scope's last injection snapshot, or None if there is none (or it is unreadable)."""
+    try:
+        data = json.loads(snapshot_path(vault_root, session_key).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
