@@ -257,6 +257,8 @@ async def test_snapshot_records_what_was_injected(plugin, opted_in):
     assert snap["episode_ids"] == [episode.id] and snap["episode_count"] == 1
     assert snap["injected"] is True and snap["injection_chars"] > 0 and snap["left_out"] == 0
     assert snap["episodes"] == opted_in.query_vars["_ltm_context"]["episodes"]
+    assert "Alice's flight to Tokyo is on Tuesday" in snap["episode_text"]
+    assert len(snap["profile_text"]) == snap["profile_chars"]
 
 
 async def test_memory_uploaded_to_the_attached_kb_is_recalled(plugin, opted_in):

@@ -180,6 +180,9 @@ def _save_snapshot(
         "budget_chars": settings.injection_chars,
         "profile_chars": len(result.injection.profile),
         "episode_chars": len(shown.text),
+        # The exact text put into the prompt, so the console can show what the model saw.
+        "profile_text": result.injection.profile,
+        "episode_text": shown.text,
     }
     try:
         write_snapshot(vault.root, turn.scope.session_key, snapshot)

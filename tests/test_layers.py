@@ -1,0 +1,36 @@
+"""Imports flow one way: vault <- indexer <- console <- plugin (a lower layer never imports
+a higher one), so the vault works without an index and the engine without LangBot."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+LAYERS = ("vault", "indexer", "console", "plugin")
+# The plugin imports its own modules by bare name (the runtime puts plugin/ on sys.path).
+PLUGIN_LOCAL = {p.stem for p in (REPO / "plugin").glob("*.py")} | {"components"}
+
+
+def imported_tops(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tops: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            tops |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            tops.add(node.module.split(".")[0])
+    return tops
+
+
+@pytest.mark.parametrize("layer", LAYERS[:-1])
+def test_lower_layers_never_import_higher_ones(layer):
+    higher = set(LAYERS[LAYERS.index(layer) + 1 :]) | (PLUGIN_LOCAL - {"console"})
+    offenders = {
+        str(path.relative_to(REPO)): sorted(imported_tops(path) & higher)
+        for path in sorted((REPO / layer).rglob("*.py"))
+        if imported_tops(path) & higher
+    }
+    assert offenders == {}
