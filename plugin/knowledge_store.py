@@ -1,5 +1,5 @@
-"""What the MemVault knowledge engine keeps besides episodes: KB settings, document maps,
-and turning uploaded files into episodes.
+"""What the MemVault knowledge engine keeps besides episodes: KB settings and document
+maps (turning uploaded files into episodes is kb_upload.py).
 
 Where uploaded files go (the KB's import target), first match wins:
 1. the KB's `import_scope` creation setting (a session key such as `bot-uuid:group_123`,
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,24 +28,19 @@ from pathlib import Path
 from typing import Any
 
 from indexer.search import hybrid_search
-from vault.episodes import parse_episode
 from vault.keys import ScopeId
 from vault.layout import STATE_DIR
-from vault.model import FormatError
 from vault.names import encode_name
 from vault.operations import Vault
 from vault.safewrite import atomic_write
 from vault.store import BadRequestError
-from vault.transfer import import_payload
 
 log = logging.getLogger(__name__)
 
 KB_CONFIGS_KEY = "kb_configs"  # plugin storage, upstream's shape: {kb_id: creation settings}
 LIBRARY_PREFIX = "kb_"
+INHERIT = "plugin"  # a KB form field left on "plugin setting"
 SESSION_PREFIXES = ("group_", "person_")
-PIECE_CHARS = 1500  # one uploaded-text episode: fits the injection budget next to others
-TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".text")
-_HEADING = re.compile(r"^#{1,3}\s+\S")
 _map_locks: dict[Path, threading.Lock] = {}
 _map_locks_guard = threading.Lock()
 
@@ -194,144 +188,6 @@ def _document(doc_id: str, item: dict[str, Any]) -> Document:
 # --------------------------------------------------------------------------- files -> episodes
 
 
-class UnsupportedFile(ValueError):
-    pass
-
-
-def is_json(filename: str, mime: str, text: str) -> bool:
-    if filename.lower().endswith(".json") or "json" in (mime or "").lower():
-        return True
-    return not filename.lower().endswith(TEXT_SUFFIXES) and text.lstrip()[:1] in ("{", "[")
-
-
-def decode_upload(data: bytes, filename: str) -> str:
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise UnsupportedFile(
-            f"{filename} is not UTF-8 text: upload a JSON export, Markdown or text file "
-            "(or add a parser plugin for this file type)"
-        ) from exc
-
-
-def split_text(text: str, limit: int = PIECE_CHARS) -> list[str]:
-    """Markdown/text -> episode bodies: one per heading section (levels 1-3), long sections
-    cut at paragraph boundaries into pieces of at most `limit` characters; a piece that
-    continues a section repeats the section's heading so it still says what it is about."""
-    sections: list[list[str]] = [[]]
-    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
-        if _HEADING.match(line) and any(s.strip() for s in sections[-1]):
-            sections.append([])
-        sections[-1].append(line)
-    pieces: list[str] = []
-    for lines in sections:
-        section = "\n".join(lines).strip()
-        if not section:
-            continue
-        heading = lines[0].strip() if _HEADING.match(lines[0]) else ""
-        pieces.extend(_pack(section, heading, limit))
-    return pieces
-
-
-def _pack(section: str, heading: str, limit: int) -> list[str]:
-    if len(section) <= limit:
-        return [section]
-    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", section) if p.strip()]
-    out: list[str] = []
-    current = ""
-    for para in paragraphs:
-        for part in _hard_split(para, limit - len(heading) - 2):
-            joined = f"{current}\n\n{part}" if current else part
-            if len(joined) <= limit:
-                current = joined
-                continue
-            out.append(current)
-            current = f"{heading}\n\n{part}" if heading and part != heading else part
-    if current:
-        out.append(current)
-    return out
-
-
-def _hard_split(text: str, limit: int) -> list[str]:
-    limit = max(limit, 200)
-    parts: list[str] = []
-    while len(text) > limit:
-        cut = max(text.rfind(". ", 0, limit), text.rfind("。", 0, limit), text.rfind(" ", 0, limit))
-        cut = cut + 1 if cut > limit // 2 else limit
-        parts.append(text[:cut].strip())
-        text = text[cut:].strip()
-    if text:
-        parts.append(text)
-    return parts
-
-
-def import_text(
-    vault: Vault, scope: ScopeId, text: str, *, filename: str, doc_id: str
-) -> list[str]:
-    """A Markdown/text upload as episodes of `scope`, in one operation (one commit).
-
-    A MemVault episode file (front matter + body) keeps its metadata; any other text is
-    split by `split_text`. Returns the new episode ids."""
-    stripped = text.lstrip("\ufeff")
-    episodes = []
-    if stripped.startswith("---"):
-        try:
-            ep = parse_episode(stripped, rel_path=filename, mtime=0.0)
-        except FormatError:
-            ep = None
-        if ep is not None:
-            episodes.append(
-                vault.new_episode(
-                    ep.body,
-                    ep.speaker,
-                    ep.tags,
-                    ep.importance,
-                    ep.key,
-                    ep.category,
-                    "import",
-                    ep.created_at,
-                    ep.status,
-                )
-            )
-    if not episodes:
-        for piece in split_text(stripped):
-            episodes.append(
-                vault.new_episode(
-                    piece, None, ("imported",), 2, None, None, "import", None, "active"
-                )
-            )
-    ids: list[str] = []
-    if not episodes:
-        return ids
-    with vault.operation(scope, "import", source="import") as txn:
-        for episode in episodes:
-            ids.append(vault.add_episode(txn, episode).id)
-        txn.record(
-            "import", "document", doc_id, f"Imported {len(ids)} L2 episode(s) from {filename}"
-        )
-    return ids
-
-
-def import_json(vault: Vault, scope: ScopeId, payload: Any) -> list[str]:
-    return list(import_payload(vault, scope, payload, source="import")["ids"])
-
-
-def has_items(payload: Any) -> bool:
-    """Anything to import? (An empty export completes with 0 and writes nothing.)"""
-    if isinstance(payload, dict):
-        return bool(payload.get("episodes")) or bool(payload.get("profiles"))
-    return bool(payload) if isinstance(payload, list) else True
-
-
-def payload_scope(payload: Any, isolation: str) -> ScopeId | None:
-    """The chat a JSON export came from (its `scope_key`), in this plugin's isolation."""
-    if isinstance(payload, dict) and isinstance(payload.get("scope_key"), str):
-        key = payload["scope_key"].strip()
-        if key:
-            return parse_session_key(key, isolation)
-    return None
-
-
 def delete_episodes(vault: Vault, doc: Document) -> int:
     """Remove the files one document created (those still there) in one operation."""
     wanted = set(doc.episode_ids)
@@ -355,3 +211,39 @@ def delete_episodes(vault: Vault, doc: Document) -> int:
 
 def now_iso() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def settings_conflict(s: Any, config: dict[str, Any]) -> str:
+    """Why a KB creation form disagrees with the plugin settings, or "" when it does not."""
+    where = "MemVault's plugin settings"
+    isolation = str(config.get("isolation") or INHERIT)
+    if isolation not in (INHERIT, s.isolation):
+        return (
+            f"isolation is a plugin-wide setting (it decides where memories are stored); "
+            f"{where} say {s.isolation!r}: change it there, or leave this field on "
+            f"'Plugin setting'"
+        )
+    model = str(config.get("embedding_model_uuid") or "")
+    if model and not (s.embedding == "langbot" and s.embedding_model_uuid == model):
+        return (
+            f"the embedding model is a plugin-wide setting (the vault has one index); "
+            f"{where} use {s.embedding!r}: choose the model there, or leave this field empty"
+        )
+    checks = (
+        ("recency_half_life_days", s.half_life_days, "half_life_days"),
+        ("auto_recall_top_k", s.top_k, "top_k"),
+    )
+    for field, current, name in checks:
+        raw = config.get(field)
+        if raw in (None, "", 0, "0"):
+            continue
+        try:
+            value = float(raw)
+        except (TypeError, ValueError):
+            return f"{field} must be a number (0 = plugin setting)"
+        if value != float(current):
+            return (
+                f"{field} is the plugin setting {name} ({current:g} in {where}): change it "
+                f"there, or leave this field at 0"
+            )
+    return ""

@@ -354,7 +354,7 @@ async def test_kb_delete_drops_library_documents_but_keeps_chat_imports(plugin, 
 
 
 def test_split_text_sections_and_long_paragraphs():
-    from knowledge_store import split_text
+    from kb_upload import split_text
 
     body = "\n\n".join(f"Paragraph {i} " + "word " * 60 for i in range(20))
     pieces = split_text(f"intro line\n\n# Big\n\n{body}\n\n## Small\n\nshort")

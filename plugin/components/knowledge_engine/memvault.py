@@ -20,7 +20,9 @@ import logging
 import time
 from typing import Any
 
+import kb_upload as up
 import knowledge_store as ks
+import pipeline_memory as pm
 import prompting
 from langbot_plugin.api.definition.components.knowledge_engine.engine import (
     KnowledgeEngine,
@@ -45,7 +47,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TOP_K = 5
 MAX_TOP_K = 50
-INHERIT = "plugin"
 
 
 def content_of(doc: Any) -> str:
@@ -73,7 +74,7 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
         """Refuse settings that would disagree with the plugin's; remember the KB (its id is
         how the injector knows a pipeline uses memory). Also called when the form is saved
         again, so it overwrites."""
-        problem = self._settings_conflict(config or {})
+        problem = ks.settings_conflict(self.plugin.memory.settings, config or {})
         if problem:
             log.warning("memvault=kb_create_refused kb=%s reason=%r", kb_id, problem)
             raise ValueError(problem)
@@ -83,7 +84,7 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
                 ks.parse_session_key(import_scope, self._isolation())
             except (BadRequestError, UnsafeNameError, ValueError) as exc:
                 raise ValueError(f"import_scope: {exc}") from exc
-        configs = await self._kb_configs()
+        configs = await pm.memory_kb_configs(self.plugin)
         configs[kb_id] = dict(config or {})
         await self.plugin.set_plugin_storage(ks.KB_CONFIGS_KEY, json.dumps(configs).encode())
         log.info("memvault=kb_created kb=%s import_scope=%r", kb_id, import_scope or "library")
@@ -91,7 +92,7 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
     async def on_knowledge_base_delete(self, kb_id: str) -> None:
         """Forget the KB; its library documents go with it (nothing recalls them any more;
         git history keeps them). Documents imported into chats stay: they are chat memory."""
-        configs = await self._kb_configs()
+        configs = await pm.memory_kb_configs(self.plugin)
         if configs.pop(kb_id, None) is not None:
             await self.plugin.set_plugin_storage(ks.KB_CONFIGS_KEY, json.dumps(configs).encode())
         try:
@@ -234,13 +235,21 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
             except Exception as exc:  # noqa: BLE001 - the host's transfer errors vary
                 return failed(f"Could not read file: {exc}")
             try:
-                text = ks.decode_upload(raw, filename)
-            except ks.UnsupportedFile as exc:
+                text = up.decode_upload(raw, filename)
+            except up.UnsupportedFile as exc:
                 return failed(str(exc))
         settings = context.creation_settings or {}
         try:
             result = await memory.run(
-                self._ingest, vault, kb_id, doc_id, filename, meta, text, settings
+                up.ingest_document,
+                vault,
+                self._isolation(),
+                kb_id,
+                doc_id,
+                filename,
+                meta.mime_type,
+                text,
+                settings,
             )
         except (BadRequestError, UnsafeNameError, ValueError) as exc:
             return failed(str(exc))
@@ -260,44 +269,6 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
             chunks_created=len(ids),
             metadata={"scope_key": scope.session_key, "user_key": scope.user_key, "target": target},
         )
-
-    def _ingest(
-        self,
-        vault: Any,
-        kb_id: str,
-        doc_id: str,
-        filename: str,
-        meta: Any,
-        text: str,
-        settings: dict[str, Any],
-    ) -> tuple[ScopeId, str, list[str]]:
-        isolation = self._isolation()
-        docs = ks.DocumentMap(vault.root, kb_id)
-        previous = docs.get(doc_id)
-        if previous is not None:  # the host re-ran this document: replace, never duplicate
-            ks.delete_episodes(vault, previous)
-            docs.pop(doc_id)
-        payload: Any = None
-        if ks.is_json(filename, meta.mime_type, text):
-            try:
-                payload = json.loads(text)
-            except ValueError as exc:
-                raise BadRequestError(f"Invalid JSON format: {exc}") from exc
-            if isinstance(payload, dict) and "episodes" not in payload and "content" in payload:
-                payload = [payload]  # one episode object, as upstream accepts
-        form_scope = str(settings.get("import_scope") or "").strip()
-        if form_scope:
-            scope, target = ks.parse_session_key(form_scope, isolation), "form"
-        elif payload is not None and ks.payload_scope(payload, isolation) is not None:
-            scope, target = ks.payload_scope(payload, isolation), "payload"  # type: ignore[assignment]
-        else:
-            scope, target = ks.library_scope(kb_id), "library"
-        if payload is not None:
-            ids = ks.import_json(vault, scope, payload) if ks.has_items(payload) else []
-        else:
-            ids = ks.import_text(vault, scope, text, filename=filename, doc_id=doc_id)
-        docs.put(ks.Document(doc_id, filename, scope, target, tuple(ids), ks.now_iso()))
-        return scope, target, ids
 
     async def delete_document(self, kb_id: str, document_id: str) -> bool:
         """True once the document's episodes are gone (also when it wrote none, or when it
@@ -331,53 +302,6 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
 
     def _isolation(self) -> str:
         return self.plugin.memory.settings.isolation
-
-    def _settings_conflict(self, config: dict[str, Any]) -> str:
-        s = self.plugin.memory.settings
-        where = "MemVault's plugin settings"
-        isolation = str(config.get("isolation") or INHERIT)
-        if isolation not in (INHERIT, s.isolation):
-            return (
-                f"isolation is a plugin-wide setting (it decides where memories are stored); "
-                f"{where} say {s.isolation!r}: change it there, or leave this field on "
-                f"'Plugin setting'"
-            )
-        model = str(config.get("embedding_model_uuid") or "")
-        if model and not (s.embedding == "langbot" and s.embedding_model_uuid == model):
-            return (
-                f"the embedding model is a plugin-wide setting (the vault has one index); "
-                f"{where} use {s.embedding!r}: choose the model there, or leave this field empty"
-            )
-        checks = (
-            ("recency_half_life_days", s.half_life_days, "half_life_days"),
-            ("auto_recall_top_k", s.top_k, "top_k"),
-        )
-        for field, current, name in checks:
-            raw = config.get(field)
-            if raw in (None, "", 0, "0"):
-                continue
-            try:
-                value = float(raw)
-            except (TypeError, ValueError):
-                return f"{field} must be a number (0 = plugin setting)"
-            if value != float(current):
-                return (
-                    f"{field} is the plugin setting {name} ({current:g} in {where}): change it "
-                    f"there, or leave this field at 0"
-                )
-        return ""
-
-    async def _kb_configs(self) -> dict[str, Any]:
-        try:
-            raw = await self.plugin.get_plugin_storage(ks.KB_CONFIGS_KEY)
-        except Exception:  # noqa: BLE001 - a missing key raises; nothing stored yet
-            return {}
-        try:
-            data = json.loads(raw.decode("utf-8") or "{}")
-        except ValueError:
-            log.warning("memvault=kb_configs_corrupt action=reset")
-            return {}
-        return data if isinstance(data, dict) else {}
 
 
 __all__ = ["MemVaultKnowledgeEngine"]

@@ -1,0 +1,161 @@
+"""One injection turn without the host: what the injector reads (profiles, one recall in
+the chat's scope), what it puts into the prompt and the snapshot it leaves for `!memory` and
+the Memory Console. Pure of LangBot types, so it runs in a worker thread.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import prompting
+from memory_service import PluginSettings
+
+from indexer.engine import Engine
+from indexer.ranking import RankWeights
+from vault.keys import ScopeId
+from vault.model import Profile
+from vault.operations import Vault
+from vault.snapshots import write_snapshot
+
+log = logging.getLogger(__name__)
+
+
+def ltm_context(
+    sender_id: str,
+    sender_name: str,
+    session_profile: Profile | None = None,
+    speaker_profile: Profile | None = None,
+    displays: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Upstream's `_ltm_context`: speaker_profile is None exactly when there is no sender."""
+    return {
+        "speaker": {"id": sender_id, "name": sender_name},
+        "session_profile": prompting.profile_summary(session_profile),
+        "speaker_profile": prompting.profile_summary(speaker_profile) if sender_id else None,
+        "episodes": [{"content": line} for line in displays],
+    }
+
+
+@dataclass(frozen=True)
+class TurnInput:
+    query_id: int
+    session_name: str
+    kb_id: str
+    libraries: tuple[ScopeId, ...]  # attached KBs' own reference-memory scopes
+    scope: ScopeId
+    sender_id: str
+    sender_name: str
+    text: str  # "" = no recall
+    is_command: bool
+    naive_rag_var: bool
+
+
+@dataclass(frozen=True)
+class Turn:
+    session_profile: Profile | None
+    speaker_profile: Profile | None
+    injection: prompting.Injection
+    blocks: int
+    recalled: int
+
+
+def _profile(vault: Vault, scope: ScopeId, speaker: str | None) -> Profile | None:
+    """A profile that cannot be read (a broken hand edit) is left out, not fatal."""
+    try:
+        return vault.read_profile(scope, speaker)
+    except (ValueError, OSError) as exc:
+        log.warning(
+            "memvault=profile_unreadable scope=%s speaker=%s error=%r",
+            scope.session_key,
+            speaker or "-",
+            str(exc),
+        )
+        return None
+
+
+def recall(
+    vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSettings, now: int
+) -> list[prompting.Recalled]:
+    weights = RankWeights(half_life_days=settings.half_life_days)
+    found = engine.search(
+        turn.text,
+        turn.scope,
+        top_k=settings.top_k,
+        speaker_id=turn.sender_id,
+        weights=weights,
+        now=now,
+    )
+    for library in turn.libraries:
+        if vault.layout.episodes_dir(library).is_dir():  # a stat, not a scan
+            found += engine.search(
+                turn.text, library, top_k=settings.top_k, weights=weights, now=now
+            )
+    found.sort(key=lambda r: -r.score)
+    return [prompting.recalled_from(r) for r in found[: settings.top_k]]
+
+
+def prepare(vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSettings) -> Turn:
+    """Everything that touches files or indexes, in one worker-thread hop."""
+    now_dt = datetime.now(UTC).replace(microsecond=0)
+    now = int(now_dt.timestamp())
+    session_profile = _profile(vault, turn.scope, None)
+    speaker_profile = _profile(vault, turn.scope, turn.sender_id) if turn.sender_id else None
+    records = recall(vault, engine, turn, settings, now) if turn.text else []
+    blocks = prompting.profile_blocks(
+        session_profile, speaker_profile, turn.sender_id, turn.sender_name, now_dt
+    )
+    injection = prompting.fit(blocks, records, now, turn.sender_id, settings.injection_chars)
+    result = Turn(session_profile, speaker_profile, injection, len(blocks), len(records))
+    if not turn.is_command:
+        _save_snapshot(vault, turn, settings, result, now_dt)
+    return result
+
+
+def _save_snapshot(
+    vault: Vault, turn: TurnInput, settings: PluginSettings, result: Turn, now: datetime
+) -> None:
+    shown = result.injection.episodes
+    context_now = ltm_context(
+        turn.sender_id,
+        turn.sender_name,
+        result.session_profile,
+        result.speaker_profile,
+        shown.displays,
+    )
+    snapshot = {
+        # upstream's keys
+        "recorded_at": prompting.iso(now),
+        "query_id": turn.query_id,
+        "session_name": turn.session_name,
+        "scope_key": turn.scope.session_key,
+        "user_key": turn.scope.user_key,
+        "kb_id": turn.kb_id,
+        "isolation": turn.scope.isolation,
+        "speaker": context_now["speaker"],
+        "naive_rag_suppressed": turn.naive_rag_var,
+        "session_profile": context_now["session_profile"],
+        "speaker_profile": context_now["speaker_profile"],
+        "episodes": context_now["episodes"],
+        "episode_count": len(shown.shown),
+        "block_count": result.blocks,
+        "injected": result.injection.chars > 0,
+        "injection_chars": result.injection.chars,
+        # MemVault's additions
+        "episode_ids": [r.id for r in shown.shown],
+        "recalled_count": result.recalled,
+        "left_out": shown.left_out,
+        "budget_chars": settings.injection_chars,
+        "profile_chars": len(result.injection.profile),
+        "episode_chars": len(shown.text),
+        # The exact text put into the prompt, so the console can show what the model saw.
+        "profile_text": result.injection.profile,
+        "episode_text": shown.text,
+    }
+    try:
+        write_snapshot(vault.root, turn.scope.session_key, snapshot)
+    except (OSError, ValueError) as exc:
+        log.warning("memvault=snapshot_failed scope=%s error=%r", turn.scope.session_key, str(exc))
