@@ -42,14 +42,17 @@ def episodes(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     status = body.choice("status", (*STATUSES, "all"), "active")
     page = body.integer("page", 1, 1, 1_000_000)
     size = body.integer("page_size", PAGE_SIZE, 1, 100)
-    found = ctx.vault.list_episodes(scope, status=status, page=page, page_size=size)
-    _, problems = ctx.vault.load_episodes(scope)
+    # One pass over the files gives the page and the files that could not be read.
+    found, problems = ctx.vault.load_episodes(scope)
+    if status != "all":
+        found = [s for s in found if s.episode.status == status]
+    start = (page - 1) * size
     return {
-        "total": found.total,
-        "page": found.page,
-        "pages": found.pages,
+        "total": len(found),
+        "page": page,
+        "pages": max(1, -(-len(found) // size)),
         "page_size": size,
-        "items": [episode_full(s) for s in found.items],
+        "items": [episode_full(s) for s in found[start : start + size]],
         "problems": [{"path": p.path, "line": p.line, "message": p.message} for p in problems],
     }
 

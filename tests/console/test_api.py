@@ -162,6 +162,9 @@ def test_health_cards_and_probe(ctx, tmp_path):
     assert cards["files"]["level"] == "amber" and out["level"] == "amber"
     assert cards["isolation"]["level"] == "green"
     assert any(p["path"].endswith("broken.md") and p["line"] >= 1 for p in out["problems"])
+    listed = call(ctx, "/episodes", scope=scope_body(A))
+    assert listed["total"] == 2  # the rest of the chat keeps working
+    assert [p["path"].rsplit("/", 1)[1] for p in listed["problems"]] == ["broken.md"]
     assert bad.read_bytes() == before  # reported, never rewritten
     assert not any(p.name.startswith("__memvault") for p in (ctx.vault.root / "bots").iterdir())
 
