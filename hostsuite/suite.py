@@ -11,7 +11,9 @@ Started by `bash hostsuite/run.sh` (which prepares the cached host venv). Steps:
    PromptPreProcessing leaves for later plugins, and a Runner for one model turn);
 5. a MemVault knowledge base, a pipeline whose runner attaches it, a Page Bot bound to the
    pipeline; two group chats A and B over the embed WebSocket (session_type=group);
-6. checks (see CHECKS), a result table, results.json in the work folder.
+6. checks, then the Memory Console page through the host's HTTP API and LangBot's own web
+   UI in chromium (hostsuite/console_page.py), then the built .lbpkg installed on the host;
+   a result table, results.json in the work folder.
 
 Every wait is bounded; every process is started in its own process group and stopped by
 its id at the end (also on failure or Ctrl-C).
@@ -41,6 +43,9 @@ from typing import Any
 import httpx
 import websockets
 import yaml
+
+from hostsuite import console_page
+from scripts.build_plugin import add_page_files
 
 REPO = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
@@ -401,6 +406,10 @@ class Suite:
             return skip
 
         shutil.copytree(source, folder, ignore=ignore)
+        if source == self.plugin_dir:
+            # The Page component's HTML/JS/i18n live in console/web/ (shared with
+            # `memvault console`); the build copies them next to the component, so must we.
+            add_page_files(folder)
         self.procs.start(
             name,
             [str(python_bin / "lbp"), "run"],
@@ -814,6 +823,7 @@ class Suite:
             f"{package.name}, {package.stat().st_size // 1024} KiB, installed in "
             f"{install_s:.0f}s; injection reached the runner: {profile}; retrieval: {rag[:120]}",
         )
+        console_page.check_installed_page(self, host, self.facts["ids"])
 
     # -- main -----------------------------------------------------------------------------------
 
@@ -835,6 +845,8 @@ class Suite:
             ids = self.configure(host, llm_port)
             asyncio.run(self.run_checks(host, ids))
             self.check_knowledge_base(host, ids)
+            console_page.check_page_http(self, host, ids)
+            console_page.check_page_in_browser(self, host, ids)
             if self.install_package:
                 self.check_package_install(host, self.facts["sessions"]["A"])
         except SuiteError as exc:

@@ -108,9 +108,42 @@ def assemble(folder: Path) -> Path:
     return folder
 
 
+# LangBot's web UI (4.11) fetches a plugin page's HTML and shows it from a blob: URL in a
+# sandboxed iframe, rewriting only the page SDK's <script src> to an absolute URL. Relative
+# URLs (./app.css, ./ui.js, the i18n fetches) cannot resolve against blob:, so the page would
+# load without its CSS and JS. This shim, put before the first of them, points them at the
+# plugin's public asset route; elsewhere (the asset URL opened directly, `memvault console`)
+# it does nothing. With a <base>, "#id" links would navigate the frame: keep them in-page.
+BLOB_BASE_SHIM = """<script>/* added by scripts/build_plugin.py for LangBot's blob: iframe */
+if (location.protocol === 'blob:') {
+  document.write('<base href="' + new URL(location.href).origin + '{assets}">');
+  document.addEventListener('click', function (e) {
+    var a = e.target && e.target.closest ? e.target.closest('a[href^="#"]') : null;
+    var target = a && document.getElementById(a.getAttribute('href').slice(1));
+    if (target) { e.preventDefault(); target.focus(); }
+  });
+}
+</script>"""
+
+
 def add_page_files(plugin_folder: Path) -> None:
-    """Copy the console page (console/web/) next to the plugin's Page component."""
+    """Copy the console page (console/web/) next to the plugin's Page component, with the
+    blob: base shim in its index.html (unless the page already sets a <base> itself)."""
     _copy_tree(REPO / "console" / "web", plugin_folder / PAGE_DIR, skip_top=PAGE_SKIP)
+    index = plugin_folder / PAGE_DIR / "index.html"
+    if not index.exists():
+        return
+    html = index.read_text("utf-8")
+    if re.search(r"<base[\s>]", html, re.IGNORECASE):
+        return
+    meta = yaml.safe_load((plugin_folder / "manifest.yaml").read_text("utf-8"))["metadata"]
+    assets = f"/api/v1/plugins/{meta['author']}/{meta['name']}/assets/{PAGE_DIR}/"
+    shim = BLOB_BASE_SHIM.replace("{assets}", assets)
+    anchor = re.search(r"<meta\s+charset[^>]*>", html, re.IGNORECASE) or re.search(
+        r"<head[^>]*>", html, re.IGNORECASE
+    )
+    at = anchor.end() if anchor else 0
+    index.write_text(html[:at] + "\n  " + shim + html[at:], "utf-8")
 
 
 def lbp() -> str:
