@@ -44,15 +44,15 @@ def dispatch(ctx: ConsoleContext, endpoint: object, body: object) -> Any:
     except ApiError:
         raise
     except (BadRequestError, FormatError) as exc:
-        raise ApiError("bad_request", _message(exc)) from exc
+        raise ApiError("bad_request", _message(ctx, exc)) from exc
     except NotFoundError as exc:
-        raise ApiError("not_found", _message(exc)) from exc
+        raise ApiError("not_found", _message(ctx, exc)) from exc
     except (ConflictError, LockTimeoutError) as exc:
-        raise ApiError("conflict", _message(exc)) from exc
+        raise ApiError("conflict", _message(ctx, exc)) from exc
     except IndexLockedError as exc:
-        raise ApiError("unavailable", _message(exc)) from exc
+        raise ApiError("unavailable", _message(ctx, exc)) from exc
     except ValueError as exc:  # UnsafeNameError and ScopeId's checks say what is wrong
-        raise ApiError("bad_request", _message(exc)) from exc
+        raise ApiError("bad_request", _message(ctx, exc)) from exc
     except Exception as exc:  # noqa: BLE001 - the page gets a message, the log the trace
         log.exception("console=endpoint_failed endpoint=%s", endpoint)
         raise ApiError(
@@ -63,5 +63,7 @@ def dispatch(ctx: ConsoleContext, endpoint: object, body: object) -> Any:
     return data
 
 
-def _message(exc: BaseException) -> str:
-    return str(getattr(exc, "message", None) or exc)
+def _message(ctx: ConsoleContext, exc: BaseException) -> str:
+    """The error's text with vault paths made relative, as the page shows every path."""
+    text = str(getattr(exc, "message", None) or exc)
+    return text.replace(f"{ctx.vault.root}/", "")

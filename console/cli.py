@@ -41,7 +41,14 @@ def open_context(args: argparse.Namespace) -> ConsoleContext:
     try:
         engine = Engine.open(root)
         engine.attach(vault)
-        engine.watch()
+        watcher = engine.watch()
+        # Serve only once the start-up reconcile is done: before it, search would answer
+        # "nothing found" for memories that are on disk.
+        print(f"indexing {root} ...", file=sys.stderr, flush=True)
+        while not watcher.ready.wait(1.0):
+            if watcher.failures >= 3:
+                warnings.append("the start-up sync keeps failing: search may miss files")
+                break
     except IndexLockedError:
         # Another process (memvault watch, the plugin) writes the index and indexes our
         # writes through its watcher; we only read it.

@@ -286,6 +286,7 @@ def test_edits_never_overwrite_a_change_the_page_has_not_seen(ctx):
         expected_sha256=profile["sha256"],
     )
     assert err.code == "conflict"
+    assert str(ctx.vault.root) not in err.message and profile["path"] in err.message
     assert prof_path.read_text(encoding="utf-8").endswith("# hand comment\n")
     created = error(
         ctx,
