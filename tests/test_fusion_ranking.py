@@ -2,8 +2,8 @@
 
 import pytest
 
-from indexer.fusion import rrf, to_unit, zconf
-from indexer.ranking import RankWeights, recency_factor, recency_hint, score
+from indexer.fusion import Written, conversation_context, rrf, to_unit, zconf
+from indexer.ranking import RankWeights, names_speaker, recency_factor, recency_hint, score
 from indexer.records import Hit
 
 TEXT = [Hit(1, 9.0), Hit(2, 3.0), Hit(3, 2.0)]
@@ -105,6 +105,7 @@ def test_score_golden_and_explain():
         "recency": pytest.approx(0.75),
         "importance": 1.24,
         "speaker": 1.12,
+        "named_speaker": 1.0,
         "update": 1.08,
     }
     plain = score(0.8, created_at=0, importance=2, tags=[], same_speaker=False, now=None)
@@ -115,3 +116,52 @@ def test_profiles_do_not_decay():
     now = 1_800_000_000
     s = score(1.0, created_at=1, importance=2, tags=[], same_speaker=False, now=now, kind="profile")
     assert s.score == 1.0
+
+
+def test_conversation_context_golden():
+    # 1 and 2 are two speakers' lines 10 minutes apart; 3 is 1's speaker again; 4 is an
+    # hour later. 2 gains 0.3 x 1's score; 1 gains 0.3 x 2's; 3 (same speaker as 1, other
+    # than 2) gains from 2; 4 is outside every window; 5 is a profile (no `written`).
+    hits = [Hit(1, 10.0), Hit(3, 4.0), Hit(2, 2.0), Hit(4, 1.0), Hit(5, 0.5)]
+    written = {
+        1: Written(1_000, "alice"),
+        2: Written(1_600, "bob"),
+        3: Written(1_700, "alice"),
+        4: Written(1_700 + 3_600, "bob"),
+    }
+    got, bonus = conversation_context(hits, written, gain=0.3, window_s=1_800)
+    assert [(h.chunk_id, round(h.score, 6)) for h in got] == [
+        (1, 10.6),
+        (2, 5.0),
+        (3, 4.6),
+        (4, 1.0),
+        (5, 0.5),
+    ]
+    assert bonus == {1: (2, pytest.approx(0.6)), 2: (1, 3.0), 3: (2, pytest.approx(0.6))}
+
+
+def test_conversation_context_off_or_one_speaker_changes_nothing():
+    hits = [Hit(1, 3.0), Hit(2, 1.0)]
+    same = {1: Written(0, "user"), 2: Written(0, "user")}
+    assert conversation_context(hits, same) == (hits, {})
+    both = {1: Written(0, "a"), 2: Written(0, "b")}
+    assert conversation_context(hits, both, gain=0.0) == (hits, {})
+    unknown = {1: Written(0, ""), 2: Written(0, "b")}
+    assert conversation_context(hits, unknown)[1] == {}
+
+
+def test_names_speaker():
+    assert names_speaker("What did John get promoted to?", "John")
+    assert names_speaker("What is caroline's identity?", "Caroline")
+    assert not names_speaker("What did Johnny do?", "John")
+    assert not names_speaker("anything", "")
+    assert not names_speaker("a b c", "a")
+    assert names_speaker("用户 Bart 喜欢什么", "Bart")
+
+
+def test_score_named_speaker_factor():
+    s = score(
+        0.5, created_at=0, importance=2, tags=[], same_speaker=False, now=None, named_speaker=True
+    )
+    assert s.score == pytest.approx(0.5 * 1.3)
+    assert s.components["named_speaker"] == 1.3

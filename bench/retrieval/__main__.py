@@ -23,9 +23,15 @@ from bench.retrieval.baseline import TOKENIZERS, run_bm25
 from bench.retrieval.datasets import datasets
 from bench.retrieval.ours import DEFAULT_SYSTEMS, run_systems
 from bench.retrieval.report import machine, score, table, write_json
-from indexer.fusion import RRF_VERSION, ZCONF_VERSION
-from indexer.ranking import RANK_VERSION
-from indexer.search import CANDIDATES, DEFAULT_WEIGHTS
+from indexer.fusion import (
+    CONTEXT_GAIN,
+    CONTEXT_VERSION,
+    CONTEXT_WINDOW_S,
+    RRF_VERSION,
+    ZCONF_VERSION,
+)
+from indexer.ranking import RANK_VERSION, RankWeights
+from indexer.search import CANDIDATES, CONTEXT_CANDIDATES, DEFAULT_WEIGHTS
 from indexer.text_index import BIGRAM_BOOST
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "retrieval.json"
@@ -92,6 +98,13 @@ def main(argv: list[str] | None = None) -> int:
             "fusion": ZCONF_VERSION,
             "rrf_version": RRF_VERSION,
             "rank_version": RANK_VERSION,
+            "context": {
+                "version": CONTEXT_VERSION,
+                "gain": CONTEXT_GAIN,
+                "window_s": CONTEXT_WINDOW_S,
+                "text_candidates": CONTEXT_CANDIDATES,
+            },
+            "named_speaker": RankWeights().named_speaker,
             "source_weights": dict(DEFAULT_WEIGHTS),
             "cjk_bigram_boost": BIGRAM_BOOST,
             "time_decay": False,
