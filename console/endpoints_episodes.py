@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from console.context import ConsoleContext
@@ -88,30 +90,32 @@ def episode(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     return episode_full(_find(ctx, body.scope(ctx), body))
 
 
+@contextmanager
+def _current(ctx: ConsoleContext, scope: ScopeId, body: Body) -> Iterator[StoredEpisode]:
+    """The episode as on disk, under the vault lock, if it is the version the page showed."""
+    expected = body.sha()
+    with ctx.vault.lock.hold():
+        stored = _find(ctx, scope, body)
+        _checked(stored, expected)
+        yield stored
+
+
 def _status(status: str) -> Any:
     def change(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
         scope = body.scope(ctx)
-        expected = body.sha()
-        vault = ctx.vault
-        with vault.lock.hold():
-            stored = _find(ctx, scope, body)
-            _checked(stored, expected)
-            vault.change_status(
+        with _current(ctx, scope, body) as stored:
+            ctx.vault.change_status(
                 scope, stored.episode.id, status, source="console", expected_hash=stored.sha
             )
-        return episode_full(vault.find_episode(scope, stored.episode.id))
+        return episode_full(ctx.vault.find_episode(scope, stored.episode.id))
 
     return change
 
 
 def delete(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     scope = body.scope(ctx)
-    expected = body.sha()
-    vault = ctx.vault
-    with vault.lock.hold():
-        stored = _find(ctx, scope, body)
-        _checked(stored, expected)
-        vault.forget(scope, stored.episode.id, source="console")
+    with _current(ctx, scope, body) as stored:
+        ctx.vault.forget(scope, stored.episode.id, source="console")
     return episode_full(stored)
 
 

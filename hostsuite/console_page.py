@@ -18,27 +18,18 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, browser_missing
 
 if TYPE_CHECKING:
     from hostsuite.suite import Host, Suite
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts" / "hostsuite"
-CHROMIUM = Path(os.environ.get("MEMVAULT_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 PAGE_ID = "console"
 PAGE_LABEL = "Memory Console"  # the Page component's en_US label (sidebar entry)
 SEARCH = "When does Project Falcon launch?"
@@ -290,7 +281,7 @@ BROWSER_CHECKS = (
 
 def check_page_in_browser(suite: Suite, host: Host, ids: dict[str, str]) -> None:
     """Log into LangBot's own web UI with chromium and use the page like a person would."""
-    missing = _browser_missing()
+    missing = browser_missing()
     if missing:
         for name in BROWSER_CHECKS:
             suite.check(name, False, missing)
@@ -332,19 +323,6 @@ def check_page_in_browser(suite: Suite, host: Host, ids: dict[str, str]) -> None
     for name in BROWSER_CHECKS[len(done) :]:
         suite.check(name, False, "not reached: an earlier browser step failed")
     suite.facts["browser"] = run.facts if run is not None else {}
-
-
-def _browser_missing() -> str:
-    if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
-        return (
-            f"chromium is not installed at {CHROMIUM}: run `bash scripts/ensure_chromium.sh` "
-            "(apt-get install -y chromium)"
-        )
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "the Python package playwright is missing: pip install playwright"
-    return ""
 
 
 class BrowserRun:

@@ -5,7 +5,6 @@ commands, and `memvault console` as a subprocess."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -19,18 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser import browser_missing
+
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts" / "console"
-CHROMIUM = Path(os.environ.get("MEMVAULT_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 BIN = Path(sys.executable).parent
 MEMVAULT = str(BIN / "memvault")
 URL_RE = re.compile(r"http://127\.0\.0\.1:\d+/\S*")
@@ -42,18 +33,9 @@ OTHER = "group_456"
 
 def require_chromium() -> None:
     """Fail (never skip) when the browser or the driver is missing, saying how to get them."""
-    if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
-        pytest.fail(
-            f"Chromium is not installed at {CHROMIUM}: run `bash scripts/ensure_chromium.sh` "
-            "(apt-get install -y chromium), then run the tests again",
-            pytrace=False,
-        )
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        pytest.fail(
-            "the Python package playwright is missing: pip install -e '.[test]'", pytrace=False
-        )
+    missing = browser_missing()
+    if missing:
+        pytest.fail(f"{missing}, then run the tests again", pytrace=False)
 
 
 def memvault(vault: Path, *args: str) -> str:

@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.console.conftest_browser import (
     BOT,
     CHAT,
-    CHROMIUM,
-    CHROMIUM_ARGS,
     LANGBOT,
     OTHER,
     Console,
