@@ -60,6 +60,7 @@ class CachedEmbedder:
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
+        # Never cached: questions rarely repeat, and a row per question would grow forever.
         return self.inner.embed_query(text)
 
     def _lookup(self, hashes: set[str]) -> dict[str, np.ndarray]:

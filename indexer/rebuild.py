@@ -34,6 +34,7 @@ def open_vectors(index_folder: Path, cached: CachedEmbedder, *, writer: bool) ->
     return VectorIndex.open(
         vectors_dir(index_folder, cached.identity.key),
         embed=cached.embed_documents,
+        embed_query=cached.embed_query,  # uncached: one row per question would pile up
         dim=cached.identity.dim,
         identity=cached.identity.key,
         writer=writer,

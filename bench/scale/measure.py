@@ -1,7 +1,7 @@
 """Timings on an indexed scale vault: hybrid search in one scope, and the injection handler.
 
 Search is timed twice on the same distinct questions: once as the engine runs it (query
-embedding included: the vector index embeds the query through the embedding cache), and
+embedding included: the vector index embeds the query with the model, uncached), and
 once with the query vectors computed beforehand and handed to the vector index (query
 embedding excluded). The injection handler is bench.inject's own timing code (fake host).
 """
@@ -14,10 +14,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from bench.inject.__main__ import BOT, SESSION, measure, questions, summary
 from indexer.engine import Engine
+from indexer.vector_index import MAX_QUERY_CHARS
 from vault.keys import ScopeId
 
 
@@ -45,15 +44,15 @@ def search_latency(
         with_spread = _timed_searches(engine, spread, picks)
         # Query embedding excluded: the same texts, vectors computed first.
         model = engine.embedder.inner
-        ready = {t: model.embed_query(t[:2000]) for t in big + spread}
+        ready = {t[:MAX_QUERY_CHARS]: model.embed_query(t[:MAX_QUERY_CHARS]) for t in big + spread}
         vector = engine.vector
-        original = vector._embed_fn  # noqa: SLF001 - bench-only substitution
-        vector._embed_fn = lambda batch: np.stack([ready[t] for t in batch])  # noqa: SLF001
+        original = vector._query_fn  # noqa: SLF001 - bench-only substitution
+        vector._query_fn = ready.__getitem__  # noqa: SLF001
         try:
             without_big = _timed_searches(engine, big, [main] * len(big))
             without_spread = _timed_searches(engine, spread, picks)
         finally:
-            vector._embed_fn = original  # noqa: SLF001
+            vector._query_fn = original  # noqa: SLF001
         embed_ms = []
         for text in warm:
             began = time.perf_counter()
