@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import resource
 import sys
 import time
 from collections.abc import Sequence
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.scale.index import peak_rss_mb
 from indexer.embeddings import Embedder, EmbedderIdentity
 
 
@@ -66,7 +66,6 @@ def main(argv: list[str] | None = None) -> int:
     swapped = time.perf_counter()
     identity = engine.embedder.identity.key
     engine.close()
-    usage = resource.getrusage(resource.RUSAGE_SELF)
     during.sort()
     record = {
         "new_provider": f"{model.identity.key} (RenamedModel: the default model renamed)",
@@ -79,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         "searches_during_rebuild": len(during),
         "search_during_rebuild_p50_ms": round(during[len(during) // 2], 1) if during else None,
         "search_during_rebuild_max_ms": round(during[-1], 1) if during else None,
-        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+        "peak_rss_mb": peak_rss_mb(),
     }
     print(json.dumps(record))
     return 0

@@ -26,7 +26,7 @@ def dir_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
 
 
-def _peak_rss_mb() -> float:
+def peak_rss_mb() -> float:
     # VmHWM, not ru_maxrss: Linux carries ru_maxrss across exec, so a child started by a
     # parent holding a loaded 1M index reported the parent's 2.6-3.8 GB as its own peak.
     try:
@@ -57,7 +57,7 @@ def read_only(vault: Path, searches: int) -> dict[str, object]:
         "open_s": round(opened - began, 2),
         "searches": searches,
         "search_mean_ms": round((searched - opened) * 1000 / max(1, searches), 2),
-        "peak_rss_mb": _peak_rss_mb(),
+        "peak_rss_mb": peak_rss_mb(),
     }
 
 
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         "chunks_upserted": report.upserted,
         "embedded_texts": misses,
         "errors": len(report.errors),
-        "peak_rss_mb": _peak_rss_mb(),
+        "peak_rss_mb": peak_rss_mb(),
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
         "index_bytes": dir_bytes(folder),
     }
