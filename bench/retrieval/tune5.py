@@ -274,6 +274,20 @@ def named(query: str, speaker: str) -> bool:
     return re.search(rf"(?<![\w]){re.escape(speaker)}(?![\w])", query, re.IGNORECASE) is not None
 
 
+def boost_named(fused: Ranked, q: Q, ctx: Ctx, spk: float) -> Ranked:
+    """Multiply the unit-scaled relevance of candidates whose speaker the query names."""
+    if spk == 1.0 or not fused:
+        return fused
+    names = {n for n in set(ctx.speaker.values()) if named(q.text, n)}
+    top, bot = fused[0][1], fused[-1][1]
+    span = (top - bot) or 1.0
+    out = []
+    for c, sc in fused:
+        u = 0.05 + 0.95 * (sc - bot) / span
+        out.append((c, u * (spk if ctx.speaker.get(c) in names else 1.0)))
+    return sorted(out, key=lambda kv: (-kv[1], kv[0]))
+
+
 def speaker_boost(
     factor: float = 1.2, mode: str = "unit", drop_names: bool = False, extra: int = 0,
     w: float = 0.25,
@@ -339,16 +353,7 @@ def window_ctx(g: float = 0.3, window: float = 1800, other: bool = True, spk: fl
         del order
         text = [Hit(c, s) for c, s in sorted(t2.items(), key=lambda kv: (-kv[1], kv[0]))]
         fused = run_zconf(text, vec_list(q), w)
-        if spk != 1.0 and fused:
-            names = {n for n in set(ctx.speaker.values()) if named(q.text, n)}
-            top, bot = fused[0][1], fused[-1][1]
-            span = (top - bot) or 1.0
-            out = []
-            for c, sc in fused:
-                u = 0.05 + 0.95 * (sc - bot) / span
-                out.append((c, u * (spk if ctx.speaker.get(c) in names else 1.0)))
-            fused = sorted(out, key=lambda kv: (-kv[1], kv[0]))
-        return fused
+        return boost_named(fused, q, ctx, spk)
 
     return run
 
@@ -405,16 +410,7 @@ def neighbour(gt: float = 0.3, gv: float = 0.0, w: float = 0.25, agg: str = "sum
             v2 = spread(q.cos, gv, set(q.cos))
             vec = [Hit(c, s) for c, s in sorted(v2.items(), key=lambda kv: (-kv[1], kv[0]))[:50]]
         fused = run_zconf(text, vec, w)
-        if spk != 1.0 and fused:
-            names = {n for n in set(ctx.speaker.values()) if named(q.text, n)}
-            top, bot = fused[0][1], fused[-1][1]
-            span = (top - bot) or 1.0
-            out = []
-            for c, sc in fused:
-                u = 0.05 + 0.95 * (sc - bot) / span
-                out.append((c, u * (spk if ctx.speaker.get(c) in names else 1.0)))
-            fused = sorted(out, key=lambda kv: (-kv[1], kv[0]))
-        return fused
+        return boost_named(fused, q, ctx, spk)
 
     return run
 

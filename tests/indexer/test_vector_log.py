@@ -12,6 +12,7 @@ from indexer import vector_index
 from indexer.records import ChunkDoc
 from indexer.vector_index import VectorIndex
 from indexer.vector_store import LOG_NAME, SNAPSHOT_NAME
+from tests.indexer.vector_helpers import open_index
 
 KEY = "bot-1:group_123"
 TEXTS = [
@@ -20,24 +21,6 @@ TEXTS = [
     "小明下周要去北京开会。",
     "Carol moved the Atlas deadline to Friday.",
 ]
-
-
-@pytest.fixture(scope="module")
-def model():
-    from indexer.embeddings import default_embedder
-
-    return default_embedder()
-
-
-def open_index(folder: Path, model, writer: bool = True) -> VectorIndex:
-    return VectorIndex.open(
-        folder,
-        embed=model.embed_documents,
-        embed_query=model.embed_query,
-        dim=model.identity.dim,
-        identity=model.identity.key,
-        writer=writer,
-    )
 
 
 def doc(cid: int, text: str, status: str = "active") -> ChunkDoc:

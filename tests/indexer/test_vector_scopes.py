@@ -11,29 +11,11 @@ import pytest
 
 from indexer import vector_scope
 from indexer.records import ChunkDoc
-from indexer.vector_index import VectorIndex
+from tests.indexer.vector_helpers import open_index
 
 KEY, OTHER = "bot-1:group_123", "bot-1:group_456"
 SUBJECTS = ["Alice", "Bob", "小明", "Carol", "李华", "Dave"]
 OBJECTS = ["green tea", "Rust", "北京", "the Atlas deadline", "吉他", "badminton", "海鲜"]
-
-
-@pytest.fixture(scope="module")
-def model():
-    from indexer.embeddings import default_embedder
-
-    return default_embedder()
-
-
-def open_index(folder: Path, model, writer: bool = True) -> VectorIndex:
-    return VectorIndex.open(
-        folder,
-        embed=model.embed_documents,
-        embed_query=model.embed_query,
-        dim=model.identity.dim,
-        identity=model.identity.key,
-        writer=writer,
-    )
 
 
 def corpus() -> list[ChunkDoc]:
