@@ -63,6 +63,7 @@ def run_demo(root: Path, *, watch: bool = True, as_json: bool = False) -> int:
 def _interact(engine: Engine, root: Path) -> None:
     episodes = engine.root / "bots" / "demo-bot" / "sessions" / "group_10001" / "episodes"
     print(f"\nwatching {root}: edit or add a .md file under {episodes}, then search again.")
+    print(f"(to browse it instead, stop this and run: memvault console --vault {root})")
     if not sys.stdin.isatty():
         print("(no terminal: watching until stopped, Ctrl-C or SIGTERM)")
         stop = threading.Event()
