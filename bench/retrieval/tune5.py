@@ -109,8 +109,10 @@ def collect(ds: Dataset, engine: Engine, ctx: Ctx) -> list[Q]:
         thits = engine.text.search(text, key, 200, kinds=("episode",))
         for h in thits:
             ctx.doc(h.chunk_id)
-        ids = np.array(sorted(vec._scopes[key]), dtype=np.int64)
-        mat = np.stack([vec._index.reconstruct(int(c)) for c in ids])
+        # The scope's committed rows as the vector index holds them (float16, decoded).
+        rows = vec._rows.scopes[key]
+        ids = np.array(rows.ids, dtype=np.int64)
+        mat = np.concatenate(list(rows.float32_blocks()))
         for c in ids:
             ctx.doc(int(c))
         qvec = vec._embed_query(text)[0]
