@@ -11,6 +11,7 @@ from console.requests import Body
 from indexer.health import (
     Check,
     embedding_check,
+    files_check,
     git_check,
     index_checks,
     writable_check,
@@ -52,14 +53,8 @@ def _index_status(ctx: ConsoleContext) -> list[Check]:
 def health(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     vault = ctx.vault
     report = check_vault(vault.root)
-    files: list[Check] = [writable_check(vault.root)]
-    files.append(
-        ("OK", f"{report.files} files checked, no problems")
-        if report.ok
-        else ("WARN", f"{len(report.problems)} problem(s): these files are skipped until fixed")
-    )
     cards = [
-        _card("files", "Vault files", files),
+        _card("files", "Vault files", [writable_check(vault.root), files_check(report)]),
         _card("git", "Git history", [git_check(vault, ctx.git_autocommit)]),
         _card("index", "Index", _index_status(ctx)),
     ]

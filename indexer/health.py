@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from indexer.engine import Engine
-from vault.check import check_vault
+from vault.check import CheckReport
 from vault.layout import STATE_DIR
 from vault.operations import Vault
 
@@ -46,8 +46,9 @@ def writable_check(root: Path) -> Check:
     return ("OK", f"vault {root} is writable")
 
 
-def files_check(root: Path) -> Check:
-    report = check_vault(root)
+def files_check(report: CheckReport) -> Check:
+    """One line on `memvault check`'s report (callers that also list the problems pass the
+    report they already have)."""
     if report.ok:
         return ("OK", f"vault files: {report.files} checked, no problems")
     shown = "; ".join(str(p) for p in report.problems[:SHOWN_PROBLEMS])

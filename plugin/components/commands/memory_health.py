@@ -14,6 +14,7 @@ from indexer.health import (
     writable_check,
 )
 from indexer.probe import isolation_probe
+from vault.check import check_vault
 
 from .memory_actions import Call
 from .memory_views import health_line, health_result
@@ -27,7 +28,7 @@ def health(call: Call) -> str:
     if vault is None or engine is None:
         checks.append(("ERROR", "memory is unavailable: fix the warnings above and restart"))
     else:
-        checks.append(files_check(vault.root))
+        checks.append(files_check(check_vault(vault.root)))
         checks.append(git_check(vault, memory.settings.git_autocommit))
         checks += index_checks(engine)
         checks.append(embedding_check(engine))
