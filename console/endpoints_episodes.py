@@ -13,7 +13,7 @@ from indexer.search import MODES
 from vault.episode_edit import edit_episode
 from vault.keys import ScopeId
 from vault.model import STATUSES, FormatError
-from vault.store import StoredEpisode, read_episode_file
+from vault.store import StoredEpisode, page_of, read_episode_file
 from vault.views import episode_full
 
 PAGE_SIZE = 20
@@ -46,15 +46,13 @@ def episodes(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     size = body.integer("page_size", PAGE_SIZE, 1, 100)
     # One pass over the files gives the page and the files that could not be read.
     found, problems = ctx.vault.load_episodes(scope)
-    if status != "all":
-        found = [s for s in found if s.episode.status == status]
-    start = (page - 1) * size
+    listed = page_of(found, status=status, page=page, page_size=size)
     return {
-        "total": len(found),
-        "page": page,
-        "pages": max(1, -(-len(found) // size)),
+        "total": listed.total,
+        "page": listed.page,
+        "pages": listed.pages,
         "page_size": size,
-        "items": [episode_full(s) for s in found[start : start + size]],
+        "items": [episode_full(s) for s in listed.items],
         "problems": [{"path": p.path, "line": p.line, "message": p.message} for p in problems],
     }
 

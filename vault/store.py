@@ -62,6 +62,20 @@ class EpisodePage:
         return max(1, -(-self.total // self.page_size))
 
 
+def page_of(
+    episodes: list[StoredEpisode], *, status: str, page: int, page_size: int = PAGE_SIZE
+) -> EpisodePage:
+    """One page of `episodes` (newest first) with the given status ("all" = any)."""
+    if status != "all" and status not in STATUSES:
+        raise BadRequestError(f"status must be one of {', '.join(STATUSES)}, all")
+    if page < 1:
+        raise BadRequestError("page must be 1 or more")
+    if status != "all":
+        episodes = [s for s in episodes if s.episode.status == status]
+    start = (page - 1) * page_size
+    return EpisodePage(len(episodes), page, page_size, tuple(episodes[start : start + page_size]))
+
+
 def read_episode_file(layout: Layout, path: Path) -> StoredEpisode:
     data = path.read_bytes()
     rel = layout.rel(path)
@@ -107,17 +121,7 @@ class VaultReader:
         page_size: int = PAGE_SIZE,
         now: datetime | None = None,
     ) -> EpisodePage:
-        if status != "all" and status not in STATUSES:
-            raise BadRequestError(f"status must be one of {', '.join(STATUSES)}, all")
-        if page < 1:
-            raise BadRequestError("page must be 1 or more")
-        episodes, _ = self.load_episodes(scope)
-        if status != "all":
-            episodes = [s for s in episodes if s.episode.status == status]
-        start = (page - 1) * page_size
-        return EpisodePage(
-            len(episodes), page, page_size, tuple(episodes[start : start + page_size])
-        )
+        return page_of(self.load_episodes(scope)[0], status=status, page=page, page_size=page_size)
 
     def profile_path(self, scope: ScopeId, speaker: str | None = None) -> Path:
         if speaker:
