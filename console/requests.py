@@ -98,11 +98,10 @@ def _is_hex(value: str) -> bool:
 
 
 def checked_id(value: str | None, what: str) -> str | None:
-    """An id from the page is untrusted: it must make a valid folder name (no `..`, `/`, NUL)."""
+    """An id from the page is untrusted: it must make a valid folder name (not empty, `.` or
+    `..`, no NUL, at most MAX_ID_CHARS; other characters are percent-encoded)."""
     if value is None:
         return None
-    if len(value) > MAX_ID_CHARS:
-        raise BadRequestError(f"{what} is {len(value)} characters long: at most {MAX_ID_CHARS}")
     encode_name(value, what)  # raises UnsafeNameError (a ValueError) with the reason
     return value
 
