@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from vault.episodes import edit_front_matter, parse_episode, split_front_matter
 from vault.keys import ScopeId
 from vault.model import SOURCES, Episode
-from vault.operations import MAX_EPISODE_CHARS, MAX_TAGS, Vault
+from vault.operations import MAX_EPISODE_CHARS, Vault, unique_tags
 from vault.safewrite import ConflictError, rewrite
 from vault.store import BadRequestError, StoredEpisode
 from vault.yamlio import decode
@@ -34,9 +34,7 @@ def clean_content(content: str) -> str:
 def clean_tags(tags: Sequence[str]) -> tuple[str, ...]:
     if isinstance(tags, str) or not all(isinstance(t, str) for t in tags):
         raise BadRequestError('tags must be a list of strings, e.g. ["travel", "family"]')
-    out = tuple(dict.fromkeys(t.strip() for t in tags if t.strip()))
-    if len(out) > MAX_TAGS:
-        raise BadRequestError(f"{len(out)} tags: use at most {MAX_TAGS}")
+    out = unique_tags(tags)
     if any(len(t) > 64 or "\n" in t for t in out):
         raise BadRequestError("a tag is one line of at most 64 characters")
     return out

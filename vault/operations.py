@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -28,6 +28,14 @@ log = logging.getLogger(__name__)
 
 MAX_EPISODE_CHARS = 20_000
 MAX_TAGS = 20
+
+
+def unique_tags(tags: Iterable[str]) -> tuple[str, ...]:
+    """Tags stripped, blanks and repeats dropped (first spelling kept), at most MAX_TAGS."""
+    out = tuple(dict.fromkeys(t.strip() for t in tags if t and t.strip()))
+    if len(out) > MAX_TAGS:
+        raise BadRequestError(f"{len(out)} tags: use at most {MAX_TAGS}")
+    return out
 
 
 class Vault(VaultReader):
@@ -126,9 +134,7 @@ class Vault(VaultReader):
             raise BadRequestError(f"category must be one of {', '.join(CATEGORIES)}")
         if source not in SOURCES:
             raise BadRequestError(f"source must be one of {', '.join(SOURCES)}")
-        clean_tags = tuple(dict.fromkeys(t.strip() for t in tags if t and t.strip()))
-        if len(clean_tags) > MAX_TAGS:
-            raise BadRequestError(f"{len(clean_tags)} tags: use at most {MAX_TAGS}")
+        clean_tags = unique_tags(tags)
         return Episode(
             id="",
             created_at=(created_at or self.clock()).astimezone(UTC),
