@@ -18,6 +18,7 @@ from console.errors import ApiError
 from console.requests import Body
 from indexer.backend import IndexLockedError
 from vault.model import FormatError
+from vault.readonly import explain_write_error
 from vault.safewrite import ConflictError, LockTimeoutError
 from vault.store import BadRequestError, NotFoundError
 
@@ -53,14 +54,23 @@ def dispatch(ctx: ConsoleContext, endpoint: object, body: object) -> Any:
         raise ApiError("unavailable", _message(ctx, exc)) from exc
     except ValueError as exc:  # UnsafeNameError and ScopeId's checks say what is wrong
         raise ApiError("bad_request", _message(ctx, exc)) from exc
+    except OSError as exc:
+        explained = explain_write_error(exc, ctx.vault.root, endpoint)
+        if explained is exc:
+            raise _internal(endpoint, exc) from exc
+        raise ApiError("unavailable", _message(ctx, explained)) from exc
     except Exception as exc:  # noqa: BLE001 - the page gets a message, the log the trace
-        log.exception("console=endpoint_failed endpoint=%s", endpoint)
-        raise ApiError(
-            "internal",
-            f"{endpoint} failed ({type(exc).__name__}: {exc}); the server log has the details",
-        ) from exc
+        raise _internal(endpoint, exc) from exc
     log.info("console=call endpoint=%s ms=%.1f", endpoint, (time.perf_counter() - started) * 1e3)
     return data
+
+
+def _internal(endpoint: str, exc: Exception) -> ApiError:
+    log.exception("console=endpoint_failed endpoint=%s", endpoint)
+    return ApiError(
+        "internal",
+        f"{endpoint} failed ({type(exc).__name__}: {exc}); the server log has the details",
+    )
 
 
 def _message(ctx: ConsoleContext, exc: BaseException) -> str:

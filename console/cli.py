@@ -17,6 +17,7 @@ from console.server import LOOPBACK, ConsoleServer
 from indexer.backend import IndexLockedError
 from indexer.cli import INDEX_COMMANDS, add_index_commands
 from indexer.engine import Engine
+from indexer.readonly import ReadOnlyIndexError
 from vault import cli as vault_cli
 from vault.cli import UsageError
 from vault.keys import ISOLATIONS
@@ -49,6 +50,10 @@ def open_context(args: argparse.Namespace) -> ConsoleContext:
             if watcher.failures >= 3:
                 warnings.append("the start-up sync keeps failing: search may miss files")
                 break
+    except ReadOnlyIndexError as exc:
+        # Nobody here can write the vault: search the index as built, edits fail in words.
+        engine = Engine.open(root, writer=False)
+        warnings.append(str(exc))
     except IndexLockedError:
         # Another process (memvault watch, the plugin) writes the index and indexes our
         # writes through its watcher; we only read it.

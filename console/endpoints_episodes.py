@@ -70,9 +70,9 @@ def search(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     items = []
     for result in results:
         doc = result.doc
-        # The index filters by user_key before ranking; checking again costs nothing and
+        # The index filters by index_key before ranking; checking again costs nothing and
         # keeps a damaged index from ever showing another chat's memory here.
-        if doc.kind != "episode" or doc.user_key != scope.user_key:
+        if doc.kind != "episode" or doc.index_key != scope.index_key:
             continue
         try:
             item = episode_full(read_episode_file(layout, ctx.vault.root / doc.path))
@@ -113,8 +113,9 @@ def _status(status: str) -> Any:
 def delete(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     scope = body.scope(ctx)
     with _current(ctx, scope, body) as stored:
-        ctx.vault.forget(scope, stored.episode.id, source="console")
-    return episode_full(stored)
+        gone = ctx.vault.forget(scope, stored.episode.id, source="console")
+    # `kept`: the commit that saved changes git did not hold yet (a hand edit), else null.
+    return {**episode_full(stored), "kept": gone.kept}
 
 
 def edit(ctx: ConsoleContext, body: Body) -> dict[str, Any]:

@@ -64,7 +64,7 @@ def history_diff(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
 
 def injection(ctx: ConsoleContext, body: Body) -> dict[str, Any] | None:
     scope = body.scope(ctx)
-    return read_snapshot(ctx.vault.root, scope.session_key)
+    return read_snapshot(ctx.vault.root, scope)
 
 
 def audit_log(ctx: ConsoleContext, body: Body) -> dict[str, Any]:

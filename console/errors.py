@@ -8,8 +8,15 @@ from indexer.engine import Engine
 STATUS = {
     "bad_request": 400,
     "unauthorized": 401,
+    "forbidden": 403,
     "not_found": 404,
+    "method_not_allowed": 405,
+    "timeout": 408,
     "conflict": 409,
+    "length_required": 411,
+    "too_large": 413,
+    "uri_too_long": 414,
+    "headers_too_large": 431,
     "unavailable": 503,
     "internal": 500,
 }
@@ -24,6 +31,13 @@ class ApiError(Exception):
     @property
     def status(self) -> int:
         return STATUS.get(self.code, 500)
+
+    @classmethod
+    def for_status(cls, status: int, message: str) -> ApiError:
+        """An error the HTTP layer of the standard library reports by status alone; anything
+        it calls a server error (505 for an unknown HTTP version) is the client's: 400."""
+        code = next((c for c, s in STATUS.items() if s == status and s < 500), "bad_request")
+        return cls(code, message)
 
 
 def require_engine(ctx: ConsoleContext) -> Engine:

@@ -4,7 +4,8 @@ SDK, and `POST /api/console` running the same endpoints as the plugin's Page com
 Safety: binds 127.0.0.1 unless told otherwise; every API call needs the random token printed
 at start-up (header X-MemVault-Token; a header, not a cookie, so another site open in the
 browser cannot make calls for you); the Host header must name this server (DNS rebinding);
-static files come only from console/web/.
+static files come only from console/web/. Every read of a request is bounded (see
+http_limits.py) and every malformed request gets a 4xx JSON answer saying what to fix.
 """
 
 from __future__ import annotations
@@ -13,13 +14,17 @@ import hmac
 import json
 import logging
 import mimetypes
+import socket
 import threading
+import time
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from io import BytesIO
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from console import http_limits as limits
 from console.api import dispatch
 from console.context import ConsoleContext
 from console.errors import ApiError
@@ -30,7 +35,10 @@ WEB_DIR = Path(__file__).resolve().parent / "web"
 SDK_URL = "/api/v1/plugins/_sdk/page-sdk.js"
 SDK_FILE = "standalone-sdk.js"
 API_URL = "/api/console"
-MAX_BODY = 6_000_000
+# After a refusal, what the client is still sending is read and dropped for a moment, so the
+# close does not reset the connection before the client has read the answer; not longer.
+LINGER_SECONDS = 1.0
+LINGER_BYTES = 1 << 20
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 CSP = (
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
@@ -93,8 +101,11 @@ class ConsoleServer:
         parts = rel.split("/")
         if any(p in ("", ".", "..") or p.startswith(".") or "\\" in p for p in parts):
             return None
-        path = (self.web_dir / rel).resolve()
-        if self.web_dir not in path.parents or not path.is_file():
+        try:
+            path = (self.web_dir / rel).resolve()
+            if self.web_dir not in path.parents or not path.is_file():
+                return None
+        except (OSError, ValueError):  # a name too long for the file system, a NUL byte
             return None
         return path
 
@@ -109,14 +120,92 @@ def _handler(server: ConsoleServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         server_version = "MemVaultConsole/1"
         sys_version = ""
+        timeout = limits.IDLE_SECONDS
+        length = 0  # the request body's size, checked before the method runs
+        body_read = False  # nothing of the request is left unread on the connection
+        answered = False
+
+        def setup(self) -> None:
+            super().setup()
+            self.rfile.close()  # replaced by a reader with a deadline for the whole request
+            self.rfile = limits.bounded_reader(self.connection)
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
             log.debug("console=http %s", format % args)
 
+        def handle_one_request(self) -> None:
+            """One request per connection: the request line, the headers and the body each
+            read within its limit; any refusal is answered by `_fail`."""
+            self.close_connection = True
+            self.command, self.request_version, self.requestline = "", "HTTP/1.0", ""
+            self.body_read = self.answered = False
+            try:
+                line = limits.read_request_line(self.rfile)
+                if not line:
+                    return
+                if not self._parse(line, limits.read_head(self.rfile)):
+                    return  # parse_request answered through send_error
+                method = getattr(self, f"do_{self.command}", None)
+                if method is None:
+                    raise ApiError(
+                        "method_not_allowed", "use GET for the page and POST for /api/console"
+                    )
+                self.length = limits.body_length(self.headers, self.command)
+                self.body_read = self.length == 0
+                method()
+            except ApiError as exc:
+                self._fail(exc)
+            except TimeoutError:
+                self._fail(limits.timed_out())
+            except OSError as exc:  # the client went away: nobody to answer
+                log.debug("console=http_dropped error=%s", exc)
+
+        def _parse(self, line: bytes, head: bytes) -> bool:
+            """The stdlib's request-line and header parsing, over the bytes already read."""
+            self.raw_requestline = line
+            connection, self.rfile = self.rfile, BytesIO(head)
+            try:
+                parsed = self.parse_request()
+            finally:
+                self.rfile = connection
+            self.close_connection = True
+            if not parsed and not self.answered:  # a blank request line: stdlib says nothing
+                raise limits.protocol_error(400, "an empty request line")
+            if parsed and self.request_version == "HTTP/0.9":
+                raise limits.protocol_error(400, "an HTTP/0.9 request line")
+            return parsed
+
+        def send_error(self, code: int, message: str | None = None, explain: Any = None) -> None:
+            # The stdlib's own checks (bad request line, unknown version) answer as JSON too.
+            reason = message or self.responses.get(code, ("bad request",))[0]
+            self._fail(limits.protocol_error(code, reason))
+
+        def _fail(self, exc: ApiError) -> None:
+            self.close_connection = self.answered = True
+            if self.request_version in ("", "HTTP/0.9"):
+                self.request_version = "HTTP/1.0"  # else no status line is written at all
+            log.debug("console=refused status=%d code=%s", exc.status, exc.code)
+            try:
+                self._json(exc.status, {"error": exc.message, "code": exc.code})
+                if self.body_read:
+                    return
+                self.connection.shutdown(socket.SHUT_WR)
+                deadline, left = time.monotonic() + LINGER_SECONDS, LINGER_BYTES
+                while left > 0 and (wait := deadline - time.monotonic()) > 0:
+                    self.connection.settimeout(wait)
+                    chunk = self.connection.recv(min(left, 65536))
+                    if not chunk:
+                        break
+                    left -= len(chunk)
+            except OSError:
+                pass  # timed out, reset or gone: the answer was sent or cannot be
+
         def _send(self, status: int, body: bytes, ctype: str) -> None:
+            self.connection.settimeout(limits.IDLE_SECONDS)  # a client that never reads
             self.send_response(status)
             self.send_header("Content-Type", ctype)
             self.send_header("Content-Length", str(len(body)))
+            self.send_header("Connection", "close")
             self.send_header("Cache-Control", "no-store")
             self.send_header("X-Content-Type-Options", "nosniff")
             self.send_header("Referrer-Policy", "no-referrer")
@@ -128,15 +217,12 @@ def _handler(server: ConsoleServer) -> type[BaseHTTPRequestHandler]:
             body = json.dumps(data, ensure_ascii=False).encode("utf-8")
             self._send(status, body, "application/json; charset=utf-8")
 
-        def _error(self, status: int, code: str, message: str) -> None:
-            self._json(status, {"error": message, "code": code})
-
         def do_GET(self) -> None:  # noqa: N802 - stdlib name
             if not server.allowed_host(self.headers.get("Host")):
-                return self._error(403, "forbidden", "unknown Host: open the printed URL")
+                raise ApiError("forbidden", "unknown Host: open the printed URL")
             path = server.static_file(urlsplit(self.path).path)
             if path is None:
-                return self._error(404, "not_found", "no such page")
+                raise ApiError("not_found", "no such page")
             ctype = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
             if ctype.startswith("text/") or ctype.endswith(("javascript", "json")):
                 ctype += "; charset=utf-8"
@@ -144,27 +230,21 @@ def _handler(server: ConsoleServer) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:  # noqa: N802 - stdlib name
             if not server.allowed_host(self.headers.get("Host")):
-                return self._error(403, "forbidden", "unknown Host: open the printed URL")
+                raise ApiError("forbidden", "unknown Host: open the printed URL")
             if urlsplit(self.path).path != API_URL:
-                return self._error(404, "not_found", f"POST only to {API_URL}")
+                raise ApiError("not_found", f"POST only to {API_URL}")
             if not server.check_token(self.headers.get("X-MemVault-Token")):
-                return self._error(
-                    401,
+                raise ApiError(
                     "unauthorized",
                     "missing or wrong console token: open the URL `memvault console` printed "
                     "(it ends in #token=...)",
                 )
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > MAX_BODY:
-                return self._error(413, "bad_request", "request larger than 6 MB: split it")
+            raw = limits.read_body(self.rfile, self.length)
+            self.body_read = True
             try:
-                payload = json.loads(self.rfile.read(length) or b"null")
+                payload = json.loads(raw or b"null")
             except (ValueError, UnicodeDecodeError):
-                return self._error(400, "bad_request", "the request body is not valid JSON")
-            try:
-                data = server.call(payload)
-            except ApiError as exc:
-                return self._error(exc.status, exc.code, exc.message)
-            self._json(HTTPStatus.OK, {"data": data})
+                raise ApiError("bad_request", "the request body is not valid JSON") from None
+            self._json(HTTPStatus.OK, {"data": server.call(payload)})
 
     return Handler

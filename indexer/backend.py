@@ -32,14 +32,14 @@ class SearchBackend(Protocol):
     def search(
         self,
         query: str,
-        user_key: str,
+        index_key: str,
         limit: int,
         *,
         statuses: Sequence[str] = DEFAULT_STATUSES,
         kinds: Sequence[str] = DEFAULT_KINDS,
         now: int | None = None,
     ) -> list[Hit]:
-        """Best first, only chunks of `user_key` with those statuses and kinds, filtered
+        """Best first, only chunks of `index_key` with those statuses and kinds, filtered
         inside the index before ranking (never a post-filter of a global top-k). With `now`
         (unix seconds), chunks whose expires_at is set and <= now are left out. Any text a
         user types is a valid query: it never raises, an empty query gives []."""

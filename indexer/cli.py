@@ -132,7 +132,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         print(file=sys.stderr)
     data = cli_show.report_json(report)
     emit(args, data, cli_show.report_text)
-    return 1 if report.errors else 0
+    return 1 if report.errors or report.duplicates else 0
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -155,7 +155,7 @@ def cmd_status(args: argparse.Namespace) -> int:
     root = vault_cli.resolve_vault(args)
     data = cli_show.status_json(root)
     emit(args, data, cli_show.status_text)
-    return 1 if data["problems"] else 0
+    return 1 if data["problems"] or data["git"] else 0
 
 
 def cmd_eval(args: argparse.Namespace) -> int:

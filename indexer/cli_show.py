@@ -14,9 +14,11 @@ from indexer.manifest import Manifest, index_dir
 from indexer.ranking import recency_hint
 from indexer.search import SearchResult
 from indexer.sync import SyncReport
+from vault import gitstate
 from vault.layout import Layout
-from vault.model import FormatError
-from vault.store import read_episode_file
+from vault.links import link_problem
+from vault.model import FormatError, Problem
+from vault.store import duplicate_problems, read_episode_file
 from vault.views import episode_item
 
 
@@ -89,11 +91,11 @@ def progress_bar(done: int, total: int) -> None:
 
 
 def report_json(report: SyncReport) -> dict[str, Any]:
-    data = {k: v for k, v in asdict(report).items() if k != "errors"}
+    data = {k: v for k, v in asdict(report).items() if k not in ("errors", "duplicates")}
     data["seconds"] = round(report.seconds, 3)
-    data["problems"] = [
-        {"path": p.path, "line": p.line, "message": p.message} for p in report.errors
-    ]
+    # Duplicate ids are problems as in `check`; those files are indexed, not skipped.
+    data["problems"] = [_problem_json(p) for p in [*report.errors, *report.duplicates]]
+    data["duplicates"] = len(report.duplicates)
     return data
 
 
@@ -102,7 +104,9 @@ def report_text(data: dict[str, Any]) -> str:
     lines.append(
         f"{data['files']} files: {data['added']} added, {data['updated']} updated, "
         f"{data['renamed']} renamed, {data['deleted']} deleted, {data['unchanged']} unchanged "
-        f"({data['seconds']:.2f}s); {len(data['problems'])} file(s) skipped with problems"
+        f"({data['seconds']:.2f}s); {len(data['problems']) - data['duplicates']} file(s) "
+        "skipped with problems"
+        + (f"; {data['duplicates']} file(s) share an episode id" if data["duplicates"] else "")
     )
     return "\n".join(lines)
 
@@ -127,6 +131,9 @@ def status_json(root: Path) -> dict[str, Any]:
     folder = index_dir(root)
     lock = folder / LOCK_NAME
     writer = _writer(lock)
+    # Links are never indexed, so the manifest cannot know them: one walk (no reads) finds them.
+    links = [_problem_json(link_problem(rel)) for rel in Layout(root).find_links()]
+    git = gitstate.problem(Layout(root).state_dir)  # a commit failure that persists, in red
     if not (folder / "manifest.sqlite").exists():
         return {
             "vault": str(root),
@@ -135,13 +142,14 @@ def status_json(root: Path) -> dict[str, Any]:
             "chunks": 0,
             "embedding": None,
             "writer": writer,
-            "problems": [],
+            "git": {"level": git[0], "detail": git[1]} if git else None,
+            "problems": links,
             "hint": "run `memvault reindex` or `memvault watch`",
         }
     manifest = Manifest.for_vault(root)
     try:
         entries = manifest.entries()
-        problems = manifest.errors()
+        problems = manifest.errors() + duplicate_problems(manifest.shared_episode_ids())
         identity = manifest.embedding_identity
     finally:
         manifest.close()
@@ -152,13 +160,20 @@ def status_json(root: Path) -> dict[str, Any]:
         "chunks": sum(len(e.chunk_ids) for e in entries.values()),
         "embedding": identity,
         "writer": writer,
-        "problems": [{"path": p.path, "line": p.line, "message": p.message} for p in problems],
+        "git": {"level": git[0], "detail": git[1]} if git else None,
+        "problems": [_problem_json(p) for p in problems] + links,
     }
 
 
+def _problem_json(problem: Problem) -> dict[str, Any]:
+    return {"path": problem.path, "line": problem.line, "message": problem.message}
+
+
 def status_text(data: dict[str, Any]) -> str:
+    git = [f"{data['git']['level']}: {data['git']['detail']}"] if data.get("git") else []
     if not data["indexed"]:
-        return f"{data['vault']}: not indexed yet; {data['hint']}"
+        lines = [f"{p['path']}:{p['line']}: {p['message']}" for p in data["problems"]]
+        return "\n".join([*lines, *git, f"{data['vault']}: not indexed yet; {data['hint']}"])
     lines = [f"{p['path']}:{p['line']}: {p['message']}" for p in data["problems"]]
     lines.append(
         f"{data['vault']}: {data['files']} files, {data['chunks']} chunks indexed; "
@@ -166,4 +181,5 @@ def status_text(data: dict[str, Any]) -> str:
     )
     if data["writer"]:
         lines.append(f"index writer now: {data['writer']}")
+    lines.extend(git)
     return "\n".join(lines)

@@ -20,11 +20,12 @@ from datetime import datetime
 from pathlib import Path
 
 from indexer.chunking import chunk_text
-from indexer.manifest import FileEntry
+from indexer.manifest_schema import FileEntry
 from indexer.plan import DiskFile
 from indexer.records import ChunkDoc
 from vault.episodes import parse_episode
 from vault.layout import STATE_DIR, FileRole, classify, is_ignored
+from vault.links import first_link, read_vault_file
 from vault.model import Episode, FormatError, Profile
 from vault.profiles import parse_profile
 from vault.safewrite import content_hash
@@ -45,7 +46,7 @@ _NEVER_INDEXED = (".git", STATE_DIR)
 @dataclasses.dataclass(frozen=True)
 class ParsedFile:
     role: FileRole
-    user_key: str
+    index_key: str
     docs: tuple[ChunkDoc, ...]  # chunk_id == UNASSIGNED until with_ids
 
 
@@ -87,27 +88,44 @@ def trusted_mtime(mtime_ns: int, observed_ns: int) -> int:
     return mtime_ns if observed_ns - mtime_ns >= RACY_NS else UNTRUSTED_MTIME
 
 
-def scan(root: Path, path: Path) -> Iterator[tuple[str, DiskFile]]:
-    """Indexable files at or under `path`, with their stat (nothing is read)."""
-    if path.is_dir() and not path.is_symlink():
-        yield from scan_tree(root, path)
-        return
+def scan(root: Path, path: Path, links: list[str] | None = None) -> Iterator[tuple[str, DiskFile]]:
+    """Indexable files at or under `path`, with their stat (nothing is read).
+
+    Symbolic links are never followed (vault.links), at any depth: a path under one yields
+    nothing (so what it held leaves the index) and the link goes to `links`.
+    """
     rel = path.relative_to(root).as_posix()
+    link = first_link(root, rel) if rel != "." else None
+    if link is not None:
+        if links is not None:
+            links.append(link)
+        return
+    if path.is_dir():
+        yield from scan_tree(root, path, links)
+        return
     if role_of(root, rel) is None:
         return
     try:
-        st = path.stat()
+        st = path.lstat()
     except OSError:
         return  # gone already: the plan sees it as deleted
     if stat.S_ISREG(st.st_mode):
         yield rel, DiskFile(st.st_size, st.st_mtime_ns)
 
 
-def scan_tree(root: Path, folder: Path) -> Iterator[tuple[str, DiskFile]]:
+def scan_tree(
+    root: Path, folder: Path, links: list[str] | None = None
+) -> Iterator[tuple[str, DiskFile]]:
     """`scan` of a folder: one scandir per folder, one stat per file, folder ids decoded once."""
     prefix = folder.relative_to(root).as_posix()
+    prefix = "" if prefix == "." else prefix
     found: list[tuple[str, DiskFile]] = []
-    _scan_dir(root, str(folder), "" if prefix == "." else prefix, {}, found)
+    link = first_link(root, prefix) if prefix else None
+    if link is not None:
+        if links is not None:
+            links.append(link)
+        return iter(found)
+    _scan_dir(root, str(folder), prefix, {}, found, [] if links is None else links)
     return iter(found)
 
 
@@ -117,6 +135,7 @@ def _scan_dir(
     prefix: str,
     memo: dict[str, str | None],
     found: list[tuple[str, DiskFile]],
+    links: list[str],
 ) -> None:
     try:
         with os.scandir(folder) as it:
@@ -128,16 +147,20 @@ def _scan_dir(
             continue
         rel = f"{prefix}/{child.name}" if prefix else child.name
         try:
-            is_dir = child.is_dir(follow_symlinks=False)
+            is_link = child.is_symlink()
+            is_dir = not is_link and child.is_dir(follow_symlinks=False)
         except OSError:
-            is_dir = False
+            is_link = is_dir = False
+        if is_link:
+            links.append(rel)  # never followed, file or folder, inside or out
+            continue
         if is_dir:
-            _scan_dir(root, child.path, rel, memo, found)
+            _scan_dir(root, child.path, rel, memo, found, links)
             continue
         if role_of(root, rel, memo) is None:
             continue
         try:
-            st = child.stat()  # follows a symlink, like Path.stat
+            st = child.stat(follow_symlinks=False)
         except OSError:
             continue  # gone already: the plan sees it as deleted
         if stat.S_ISREG(st.st_mode):
@@ -149,16 +172,15 @@ def read_file(root: Path, rel: str) -> tuple[FileEntry | None, list[ChunkDoc]]:
 
     A file that does not parse gives an entry carrying the error and no chunks.
     """
-    path = root / rel
-    role = role_of(root, rel)
     observed = time.time_ns()
     try:
-        # stat before read: a save landing in between leaves a newer stat on disk than the
-        # one recorded, so the next sync re-checks the file instead of missing the save.
-        st = path.stat()
-        data = path.read_bytes()
+        # fstat of the opened file, then its bytes: a save landing in between leaves a newer
+        # stat on disk than the one recorded, so the next sync re-checks the file. Never
+        # through a symbolic link (VaultLinkError is an OSError): a link is skipped.
+        data, st = read_vault_file(root, rel)
     except OSError:
         return None, []
+    role = role_of(root, rel)  # after the read: its folders are proven to be no links
     if role is None:
         return None, []
     mtime = trusted_mtime(st.st_mtime_ns, observed)
@@ -170,27 +192,26 @@ def read_file(root: Path, rel: str) -> tuple[FileEntry | None, list[ChunkDoc]]:
         # chunks so stale text cannot answer while it is broken.
         log.warning("sync=parse_error path=%s line=%d error=%r", rel, exc.line, exc.message)
         return replace(entry, error=exc.message, error_line=exc.line), []
-    return replace(entry, user_key=parsed.user_key), list(parsed.docs)
+    return replace(entry, index_key=parsed.index_key), list(parsed.docs)
 
 
-def index_user_key(role: FileRole) -> str:
-    # Episodes are scoped by their L2 isolation key; profiles always belong to the session.
-    key = role.user_key if role.kind == "episode" else role.session_key
-    if key is None:
+def index_key_of(role: FileRole) -> str:
+    # Episodes are scoped by their L2 folder; profiles always belong to the session.
+    if role.index_key is None:
         raise ValueError(f"a {role.kind} file has no scope key")
-    return key
+    return role.index_key
 
 
 def parse_file(root: Path, rel: str, data: bytes, mtime: float, role: FileRole) -> ParsedFile:
     """Chunks of one file; raises vault.model.FormatError (with a line) if it does not parse."""
-    user_key = index_user_key(role)
+    key = index_key_of(role)
     if role.kind == "episode":
         episode = parse_episode(data, rel_path=rel, mtime=mtime)
-        docs = episode_docs(episode, rel, user_key)
+        docs = episode_docs(episode, rel, key)
     else:
         profile = parse_profile(data, rel_path=rel)
-        docs = profile_docs(profile, rel, role, user_key, mtime)
-    return ParsedFile(role, user_key, tuple(docs))
+        docs = profile_docs(profile, rel, role, key, mtime)
+    return ParsedFile(role, key, tuple(docs))
 
 
 def with_ids(docs: Sequence[ChunkDoc], chunk_ids: Sequence[int]) -> list[ChunkDoc]:
@@ -209,7 +230,7 @@ def fingerprints(doc: ChunkDoc, fields: Mapping[str, Sequence[str] | None]) -> d
     return prints
 
 
-def episode_docs(episode: Episode, rel: str, user_key: str) -> list[ChunkDoc]:
+def episode_docs(episode: Episode, rel: str, index_key: str) -> list[ChunkDoc]:
     speaker_id = episode.speaker.id if episode.speaker else ""
     speaker_name = (episode.speaker.name or episode.speaker.id) if episode.speaker else ""
     # The speaker's name goes into the text itself: "what did Alice say about ..." should
@@ -222,7 +243,7 @@ def episode_docs(episode: Episode, rel: str, user_key: str) -> list[ChunkDoc]:
             path=rel,
             ordinal=ordinal,
             kind="episode",
-            user_key=user_key,
+            index_key=index_key,
             text=prefix + chunk,
             speaker_id=speaker_id,
             speaker_name=speaker_name,
@@ -237,13 +258,14 @@ def episode_docs(episode: Episode, rel: str, user_key: str) -> list[ChunkDoc]:
 
 
 def profile_docs(
-    profile: Profile, rel: str, role: FileRole, user_key: str, mtime: float
+    profile: Profile, rel: str, role: FileRole, index_key: str, mtime: float
 ) -> list[ChunkDoc]:
     if profile.is_empty():
         return []  # a fresh template says nothing worth finding
     # A hashed speaker folder name without its .id file still needs some stable name.
     speaker = (role.speaker or Path(rel).stem) if role.kind == "speaker" else ""
-    episode_id = f"profile:{user_key}" + (f":{speaker}" if speaker else "")
+    # index_key holds no ":", so the speaker part cannot blur into another session's id.
+    episode_id = f"profile:{index_key}" + (f":{speaker}" if speaker else "")
     created = _unix(profile.updated_at) if profile.updated_at else int(mtime)
     doc = ChunkDoc(
         chunk_id=UNASSIGNED,
@@ -251,7 +273,7 @@ def profile_docs(
         path=rel,
         ordinal=0,
         kind=role.kind,
-        user_key=user_key,
+        index_key=index_key,
         text=render_profile_text(profile, speaker),
         speaker_id=speaker,
         speaker_name=(profile.name or "") if speaker else "",

@@ -7,6 +7,7 @@ so a rebuild after deleting the indexes costs no model time for text seen before
 from __future__ import annotations
 
 import hashlib
+import logging
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -15,6 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from indexer.embeddings import Embedder
+from vault.readonly import can_write
+
+log = logging.getLogger(__name__)
 
 
 def text_hash(text: str) -> str:
@@ -29,6 +33,11 @@ class CachedEmbedder:
         self.identity = inner.identity
         self.misses = 0
         self._lock = threading.Lock()
+        if path is not None and not can_write(path.parent):
+            # Only a cache, and a vault nobody here can write is never indexed here (only
+            # queries are embedded, never cached): memory costs nothing and cannot fail.
+            log.info("event=embed_cache_in_memory path=%s reason=read_only", path)
+            path = None
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(path) if path else ":memory:", check_same_thread=False)

@@ -18,6 +18,7 @@ from indexer.embeddings import Embedder, default_embedder
 from indexer.manifest import Manifest, index_dir
 from indexer.providers import embedder_from_settings
 from indexer.ranking import RankWeights
+from indexer.readonly import index_error
 from indexer.rebuild import VectorRebuild, open_vectors, vectors_dir
 from indexer.records import ChunkDoc
 from indexer.search import SearchRequest, SearchResult, hybrid_search
@@ -28,6 +29,7 @@ from indexer.watcher import VaultWatcher
 from vault.keys import ScopeId
 from vault.layout import STATE_DIR
 from vault.operations import Vault
+from vault.readonly import can_write
 
 log = logging.getLogger(__name__)
 
@@ -66,11 +68,19 @@ class Engine:
         model that can still run here (the embedded default), that model keeps answering
         while the new one's vectors are built in the background (`rebuild`)."""
         root = Path(root)
+        folder = index_dir(root)
+        if can_write(folder):
+            folder.mkdir(parents=True, exist_ok=True)
+        elif writer:
+            # Before anything is opened: callers catch IndexLockedError and open read-only.
+            raise index_error(folder)
         cache = cache_path or root / STATE_DIR / "cache" / "embeddings.sqlite"
         cached = CachedEmbedder(embedder or embedder_from_settings(), cache)
-        folder = index_dir(root)
-        folder.mkdir(parents=True, exist_ok=True)
-        manifest = Manifest.for_vault(root)
+        try:
+            manifest = Manifest.for_vault(root)
+        except BaseException:
+            cached.close()
+            raise
         stored = manifest.embedding_identity
         active = cached
         if stored not in (None, cached.identity.key):
@@ -89,7 +99,7 @@ class Engine:
             shutil.rmtree(vectors_dir(folder, stored), ignore_errors=True)
         opened: list[TextIndex | VectorIndex] = []
         try:
-            opened.append(TextIndex.open(folder / "text", writer=writer))
+            opened.append(_open_text(folder / "text", writer))
             opened.append(open_vectors(folder, active, writer=writer))
             text, vector = opened  # type: ignore[misc]
             syncer = None
@@ -167,14 +177,14 @@ class Engine:
         decay: bool = True,
         weights: RankWeights | None = None,
     ) -> list[SearchResult]:
-        """Search inside the scope's user_key only (plus its session profiles if asked)."""
+        """Search inside the scope's index_key only (plus its session profiles if asked)."""
         clock = now if now is not None else int(time.time())
         request = SearchRequest(
             query=query,
-            user_key=scope.user_key,
+            index_key=scope.index_key,
             top_k=top_k,
             mode=mode,
-            session_key=scope.session_key if include_profiles else None,
+            profile_key=scope.profile_key if include_profiles else None,
             speaker_id=speaker_id,
             statuses=statuses,
             now=clock if decay else None,
@@ -208,3 +218,16 @@ class Engine:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _open_text(folder: Path, writer: bool) -> TextIndex:
+    try:
+        return TextIndex.open(folder, writer=writer)
+    except IndexMismatchError as exc:
+        if not writer:
+            raise
+        # Derived state of another schema (an older MemVault's fields): the writer starts it
+        # afresh, and reconcile's self-heal re-sends every chunk the manifest holds.
+        log.warning("index=text_rebuild folder=%s reason=%r", folder, str(exc))
+        shutil.rmtree(folder)
+        return TextIndex.open(folder, writer=writer)

@@ -96,7 +96,7 @@ def run_eval(
                     scope = _scope(row["scope"])
                     request = SearchRequest(
                         query=str(row["question"]),
-                        user_key=scope.user_key,
+                        index_key=scope.index_key,
                         top_k=top_k,
                         mode=mode,
                         now=clock,

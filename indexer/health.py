@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from indexer.engine import Engine
+from vault import gitstate
 from vault.check import CheckReport
 from vault.layout import STATE_DIR
 from vault.operations import Vault
+from vault.store import duplicate_problems
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +53,10 @@ def files_check(report: CheckReport) -> Check:
     report they already have)."""
     if report.ok:
         return ("OK", f"vault files: {report.files} checked, no problems")
-    shown = "; ".join(str(p) for p in report.problems[:SHOWN_PROBLEMS])
+    # Symbolic links first: never followed, so what they point at is silently missing.
+    linked = set(report.links)
+    ordered = sorted(report.problems, key=lambda p: p.path not in linked)
+    shown = "; ".join(str(p) for p in ordered[:SHOWN_PROBLEMS])
     more = len(report.problems) - SHOWN_PROBLEMS
     tail = f"; and {more} more" if more > 0 else ""
     return (
@@ -66,7 +71,11 @@ def git_check(vault: Vault, autocommit: bool) -> Check:
     if not autocommit:
         return ("OK", "git auto-commit is off: memory operations are not committed")
     if repo:
-        return ("OK", "git history on: every memory operation is one commit")
+        # A commit failure that persists (a held index.lock...) is red until a commit works.
+        return gitstate.problem(vault.layout.state_dir) or (
+            "OK",
+            "git history on: every memory operation is one commit",
+        )
     return (
         "WARN",
         f"git_autocommit is on but {vault.root} is not a git repository: run `memvault init` "
@@ -105,6 +114,12 @@ def index_checks(engine: Engine) -> list[Check]:
                 f"index skipped {len(errors)} file(s) it could not parse, first: {errors[0]}",
             )
         )
+    duplicates = duplicate_problems(manifest.shared_episode_ids())
+    if duplicates:  # both copies are indexed; show/forget/archive refuse the id
+        checks.append(("WARN", f"{len(duplicates)} file(s) share an episode id: {duplicates[0]}"))
+    watcher = engine.watcher
+    if watcher is not None and watcher.degraded:  # e.g. the inotify watch limit is reached
+        checks.append(("WARN", f"watcher: {watcher.degraded}"))
     return checks
 
 

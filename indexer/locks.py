@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 
 from indexer.backend import IndexLockedError
+from indexer.readonly import index_error
+from vault.readonly import is_read_only_error
 
 LOCK_NAME = "writer.lock"
 MAX_CHUNK_ID = 2**63 - 1  # FAISS ids are int64: keep both backends on one id space
@@ -36,7 +38,13 @@ class WriterLock:
     @classmethod
     def acquire(cls, folder: Path, what: str) -> WriterLock:
         path = folder / LOCK_NAME
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            if not is_read_only_error(exc):
+                raise
+            # Nobody can write here: say so, and let callers fall back to a read-only handle.
+            raise index_error(folder, f"the {what} in {folder} cannot be written") from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
@@ -59,3 +67,20 @@ class WriterLock:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+
+
+def acquire_writer_lock(folder: Path) -> WriterLock:
+    """The one-index-writer-per-vault lock, `<folder>/writer.lock` (flock: a crashed
+    holder never leaves it stale). Raises IndexLockedError naming the holder's pid."""
+    try:
+        return WriterLock.acquire(folder, "index")
+    except IndexLockedError:
+        lock = folder / LOCK_NAME
+        try:
+            holder = lock.read_text(encoding="utf-8", errors="replace").strip() or "unknown"
+        except OSError:
+            holder = "unknown"
+        raise IndexLockedError(
+            f"another MemVault process is already indexing this vault ({holder}; lock "
+            f"{lock}): stop it (e.g. its `memvault watch`) or let it keep the index"
+        ) from None

@@ -14,111 +14,45 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from indexer.backend import IndexLockedError
-from indexer.locks import LOCK_NAME, WriterLock
+from indexer.manifest_schema import EID, SCHEMA, SCHEMA_VERSION, FileEntry, doc_from_json, doc_json
 from indexer.plan import Known
+from indexer.readonly import connect_read_only
 from indexer.records import ChunkDoc
 from vault.layout import STATE_DIR
 from vault.model import Problem
+from vault.readonly import can_write
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
 INDEX_DIR = "index"
 MANIFEST_NAME = "manifest.sqlite"
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS files (
-    path TEXT PRIMARY KEY,
-    size INTEGER NOT NULL,
-    mtime_ns INTEGER NOT NULL,
-    sha TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    user_key TEXT NOT NULL,
-    error TEXT,
-    error_line INTEGER
-);
-CREATE TABLE IF NOT EXISTS chunks (
-    chunk_id INTEGER PRIMARY KEY,
-    path TEXT NOT NULL,
-    ordinal INTEGER NOT NULL,
-    fingerprints TEXT NOT NULL DEFAULT '{}',
-    doc TEXT,
-    UNIQUE (path, ordinal)
-);
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-"""
-
-
-def _doc_json(doc: ChunkDoc | None) -> str | None:
-    return None if doc is None else json.dumps(asdict(doc), ensure_ascii=False)
-
-
-def _doc_from_json(text: str) -> ChunkDoc:
-    data = json.loads(text)
-    data["tags"] = tuple(data["tags"])
-    return ChunkDoc(**data)
 
 
 def index_dir(vault_root: Path) -> Path:
     return vault_root / STATE_DIR / INDEX_DIR
 
 
-def acquire_writer_lock(folder: Path) -> WriterLock:
-    """The one-index-writer-per-vault lock, `<folder>/writer.lock` (flock: a crashed
-    holder never leaves it stale). Raises IndexLockedError naming the holder's pid."""
-    try:
-        return WriterLock.acquire(folder, "index")
-    except IndexLockedError:
-        lock = folder / LOCK_NAME
-        try:
-            holder = lock.read_text(encoding="utf-8", errors="replace").strip() or "unknown"
-        except OSError:
-            holder = "unknown"
-        raise IndexLockedError(
-            f"another MemVault process is already indexing this vault ({holder}; lock "
-            f"{lock}): stop it (e.g. its `memvault watch`) or let it keep the index"
-        ) from None
-
-
-@dataclass(frozen=True)
-class FileEntry:
-    path: str
-    size: int
-    mtime_ns: int
-    sha: str
-    kind: str  # episode | profile | speaker
-    user_key: str
-    chunk_ids: tuple[int, ...] = ()  # by ordinal
-    error: str | None = None
-    error_line: int | None = None
-    # Per chunk (by ordinal): backend name -> hash of what that backend was given, so a
-    # chunk a backend already holds unchanged (a rename, an unrelated front-matter edit)
-    # is not sent again; for the vector backend that is an embedding saved.
-    fingerprints: tuple[dict[str, str], ...] = ()
-    # The chunks themselves (by ordinal), so search can rank a hit without re-reading files.
-    docs: tuple[ChunkDoc, ...] = ()
-
-    def known(self) -> Known:
-        return Known(self.size, self.mtime_ns, self.sha)
-
-
 class Manifest:
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._lock = threading.RLock()
+        # A vault this process cannot write (read-only mount, another user's) is read as
+        # last indexed; only a writer (which then fails on its lock) would need more.
+        self.read_only = not can_write(path.parent)
+        if self.read_only:
+            self._db = connect_read_only(path, schema_version=SCHEMA_VERSION)
+            return
         path.parent.mkdir(parents=True, exist_ok=True)
         # Autocommit mode: transactions are explicit (BEGIN IMMEDIATE) so a batch is atomic
         # and a writer takes the lock up front instead of failing half-way on upgrade.
         self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self._lock = threading.RLock()
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA busy_timeout=5000")
         with self._tx():
-            for statement in _SCHEMA.split(";"):
+            for statement in SCHEMA.split(";"):
                 if statement.strip():
                     self._db.execute(statement)
             version = self._meta("schema_version")
@@ -128,7 +62,7 @@ class Manifest:
                 # Derived state: start over; reconcile re-indexes and drops orphan index ids.
                 for table in ("files", "chunks"):
                     self._db.execute(f"DROP TABLE {table}")
-                for statement in _SCHEMA.split(";"):
+                for statement in SCHEMA.split(";"):
                     if statement.strip():
                         self._db.execute(statement)
                 self._set_meta("schema_version", str(SCHEMA_VERSION))
@@ -200,6 +134,28 @@ class Manifest:
                 rows = self._select("SELECT path, error, error_line FROM files", roots, "path")
         return [Problem(path, line or 1, error) for path, error, line in rows if error is not None]
 
+    def shared_episode_ids(self, roots: Sequence[str] | None = None) -> list[tuple[str, str]]:
+        """(path, episode id) of the indexed episode files whose id another indexed file
+        states too (anywhere: the caller groups them by scope); with `roots`, only ids of
+        files under them. Read from first chunks through an index, never from the files."""
+        with self._lock:
+            if roots is None:
+                query = f"SELECT {EID} FROM chunks WHERE ordinal = 0 GROUP BY 1"
+                rows = self._db.execute(query + " HAVING COUNT(*) > 1").fetchall()
+                ids = [row[0] for row in rows if row[0] is not None]
+            else:
+                rows = self._select(f"SELECT path, ordinal, {EID} FROM chunks", roots, "path")
+                ids = sorted({eid for _, ordinal, eid in rows if ordinal == 0 and eid})
+            found: list[tuple[str, str]] = []
+            for start in range(0, len(ids), 500):  # far below SQLite's bound-parameter limit
+                part = ids[start : start + 500]
+                found += self._db.execute(
+                    f"SELECT path, {EID} FROM chunks WHERE ordinal = 0 AND {EID} IN "
+                    f"({','.join('?' * len(part))}) AND json_extract(doc, '$.kind') = 'episode'",
+                    part,
+                ).fetchall()
+        return found
+
     def chunk_owners(self) -> dict[int, str]:
         """chunk id -> path, for every chunk of a file the manifest has an entry for."""
         with self._lock:
@@ -213,12 +169,12 @@ class Manifest:
             row = self._db.execute(
                 "SELECT doc FROM chunks WHERE chunk_id = ?", (chunk_id,)
             ).fetchone()
-        return _doc_from_json(row[0]) if row and row[0] else None
+        return doc_from_json(row[0]) if row and row[0] else None
 
     def all_docs(self) -> list[ChunkDoc]:
         with self._lock:
             rows = self._db.execute("SELECT doc FROM chunks WHERE doc IS NOT NULL").fetchall()
-        return [_doc_from_json(row[0]) for row in rows]
+        return [doc_from_json(row[0]) for row in rows]
 
     def chunk_ids(self) -> set[int]:
         with self._lock:
@@ -276,7 +232,7 @@ class Manifest:
             for e in entries:
                 self._db.execute(
                     "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (e.path, e.size, e.mtime_ns, e.sha, e.kind, e.user_key, e.error, e.error_line),
+                    (e.path, e.size, e.mtime_ns, e.sha, e.kind, e.index_key, e.error, e.error_line),
                 )
                 fps = e.fingerprints or tuple({} for _ in e.chunk_ids)
                 docs = e.docs or tuple(None for _ in e.chunk_ids)
@@ -288,7 +244,7 @@ class Manifest:
                             e.path,
                             ordinal,
                             json.dumps(fp, sort_keys=True),
-                            _doc_json(doc) if doc is not None else kept.get(cid),
+                            doc_json(doc) if doc is not None else kept.get(cid),
                         )
                         for ordinal, (cid, fp, doc) in enumerate(
                             zip(e.chunk_ids, fps, docs, strict=True)

@@ -1,6 +1,6 @@
 """The isolation probe: does recall stay inside its scope, on this very vault and index?
 
-It writes two temporary episodes under two synthetic bots (so their user_keys differ in
+It writes two temporary episodes under two synthetic bots (so their index keys differ in
 `session` and in `bot` isolation alike), checks that search, list, show and forget in one
 scope never reach the other's, then forgets both and removes the two synthetic bot folders.
 It writes through its own `Vault(root, git=False)`: nothing is committed, and once the
@@ -97,7 +97,7 @@ def _cross_checks(
         if mine not in {r.doc.episode_id for r in own}:
             failures.append(f"search in scope {side} did not find its own new episode")
         for result in engine.search(PROBE_TEXTS[other], scope, top_k=10, statuses=STATUSES):
-            if result.doc.episode_id == theirs or result.doc.user_key != scope.user_key:
+            if result.doc.episode_id == theirs or result.doc.index_key != scope.index_key:
                 failures.append(f"search in scope {side} returned {result.doc.episode_id}")
         listed = {s.episode.id for s in probe.list_episodes(scope, status="all").items}
         if listed != {mine}:
@@ -111,7 +111,7 @@ def _cross_checks(
     probe_ids = set(ids.values())
     for side in scopes:
         for result in engine.search(PROBE_TEXTS[side], current, top_k=10, statuses=STATUSES):
-            if result.doc.episode_id in probe_ids or result.doc.user_key != current.user_key:
+            if result.doc.episode_id in probe_ids or result.doc.index_key != current.index_key:
                 failures.append(f"search in this chat returned {result.doc.episode_id}")
     return failures
 

@@ -43,7 +43,7 @@ def open_vectors(index_folder: Path, cached: CachedEmbedder, *, writer: bool) ->
 
 def _state(doc: ChunkDoc) -> tuple[object, ...]:
     """What the vector index depends on: a chunk whose state changed must be re-sent."""
-    return (doc.text, doc.user_key, doc.status, doc.kind, doc.expires_at)
+    return (doc.text, doc.index_key, doc.status, doc.kind, doc.expires_at)
 
 
 class VectorRebuild(threading.Thread):

@@ -14,11 +14,13 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class ChunkDoc:
     chunk_id: int
-    episode_id: str  # episode id, or "profile:<session_key>[:<speaker>]" for profiles
+    episode_id: str  # episode id, or "profile:<index_key>[:<speaker>]" for profiles
     path: str  # vault-relative POSIX path of the file it came from
     ordinal: int  # position of the chunk inside its file, from 0
     kind: str  # episode | profile | speaker
-    user_key: str  # L2 isolation key (profiles: the session_key)
+    # The scope filter of both indexes (vault.keys.index_key; profiles: profile_index_key),
+    # injective unlike LangBot's joined user_key, which is only ever displayed.
+    index_key: str
     text: str  # what is embedded and full-text indexed
     speaker_id: str = ""
     speaker_name: str = ""

@@ -1,6 +1,6 @@
 """Hybrid search inside one scope: candidates from both indexes, fused, weighted, grouped.
 
-The scope is a filter inside each index query (SearchBackend.search takes the user_key),
+The scope is a filter inside each index query (SearchBackend.search takes the index_key),
 applied before ranking; nothing here ever sees another scope's candidates.
 """
 
@@ -44,10 +44,10 @@ DEFAULT_WEIGHTS: Mapping[str, float] = {"text": 1.0, "vector": 0.25}
 @dataclass(frozen=True)
 class SearchRequest:
     query: str
-    user_key: str
+    index_key: str  # ScopeId.index_key: never LangBot's user_key, which can collide
     top_k: int = 5
     mode: str = "hybrid"
-    session_key: str | None = None  # set to also search this session's profiles
+    profile_key: str | None = None  # ScopeId.profile_key: also search this session's profiles
     speaker_id: str = ""
     statuses: tuple[str, ...] = ("active",)
     now: int | None = None  # unix seconds; None = no time decay, no expiry filter
@@ -69,16 +69,16 @@ class SearchResult:
 def _candidates(backend: SearchBackend, request: SearchRequest, depth: int) -> list[Hit]:
     hits = backend.search(
         request.query,
-        request.user_key,
+        request.index_key,
         depth,
         statuses=request.statuses,
         kinds=("episode",),
         now=request.now,
     )
-    if request.session_key:
+    if request.profile_key:
         hits += backend.search(
             request.query,
-            request.session_key,
+            request.profile_key,
             depth,
             statuses=("active",),
             kinds=("profile", "speaker"),
@@ -127,7 +127,9 @@ def hybrid_search(
             lists[name] = _candidates(backends[name], request, depth)
     fused = fuse(request, lists)
     relevance = to_unit(fused)
-    by_episode: dict[str, SearchResult] = {}
+    # One result per episode FILE: two files stating one id (a person's copy) stay two
+    # results, each with its own path, instead of whichever chunk happened to score best.
+    by_episode: dict[tuple[str, str], SearchResult] = {}
     for item in fused:
         doc = doc_of(item.chunk_id)
         if doc is None:  # removed between the index answer and now
@@ -143,7 +145,7 @@ def hybrid_search(
             kind=doc.kind,
             named_speaker=names_speaker(request.query, doc.speaker_name),
         )
-        key = doc.episode_id
+        key = (doc.episode_id, doc.path)
         previous = by_episode.get(key)
         if previous is not None and scored.score <= previous.score:
             by_episode[key] = SearchResult(
@@ -172,7 +174,7 @@ def hybrid_search(
         }
         chunks = (item.chunk_id, *(previous.chunks if previous else ()))
         by_episode[key] = SearchResult(doc, scored.score, chunks, explain)
-    ranked = sorted(by_episode.values(), key=lambda r: (-r.score, r.doc.episode_id))
+    ranked = sorted(by_episode.values(), key=lambda r: (-r.score, r.doc.episode_id, r.doc.path))
     return ranked[: request.top_k]
 
 

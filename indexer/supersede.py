@@ -22,6 +22,7 @@ from templates import read_template
 from vault.keys import ScopeId
 from vault.model import CORRECTION_TAGS, Episode
 from vault.operations import Vault
+from vault.store import AmbiguousIdError
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ def is_correction(episode: Episode) -> bool:
 def near_duplicates(engine: Engine, scope: ScopeId, episode: Episode) -> list[tuple[str, float]]:
     """Active episodes of the scope at or above the model's threshold, most similar first."""
     threshold = calibrate(engine.embedder).threshold
-    request = SearchRequest(query=episode.body, user_key=scope.user_key, top_k=CANDIDATES,
+    request = SearchRequest(query=episode.body, index_key=scope.index_key, top_k=CANDIDATES,
                             mode="vector", fusion="rrf")  # fmt: skip
     found: dict[str, float] = {}
     for result in engine.run(request):
@@ -87,7 +88,11 @@ def supersede_on_correction(
         return []
     done = []
     for old_id, cosine in near_duplicates(engine, scope, episode):
-        vault.supersede(scope, old_id, episode.id)
+        try:
+            vault.supersede(scope, old_id, episode.id)
+        except AmbiguousIdError as exc:  # a person's copy: never guess which file is meant
+            log.warning("supersede=skipped old=%s reason=duplicate_id error=%r", old_id, str(exc))
+            continue
         log.info("supersede=applied old=%s new=%s cosine=%.3f", old_id, episode.id, cosine)
         done.append(old_id)
     return done

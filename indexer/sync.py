@@ -13,25 +13,22 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from indexer.backend import SearchBackend
-from indexer.documents import (
-    fingerprints,
-    normalise_paths,
-    read_file,
-    scan,
-    scan_tree,
-    trusted_mtime,
-    with_ids,
-)
-from indexer.manifest import FileEntry, Manifest, acquire_writer_lock, index_dir
-from indexer.plan import DiskFile, Plan, plan_changes
+from indexer.documents import normalise_paths, read_file, scan, scan_tree, with_ids
+from indexer.locks import acquire_writer_lock
+from indexer.manifest import Manifest, index_dir
+from indexer.manifest_schema import FileEntry
+from indexer.plan import DiskFile, plan_changes
 from indexer.records import ChunkDoc
+from indexer.sync_apply import Batch, BatchApplier
+from vault.links import link_problem, read_vault_file
 from vault.model import Problem
 from vault.safewrite import content_hash
+from vault.store import duplicate_problems
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +36,7 @@ BATCH_FILES = 256
 # What a vector backend needs to answer SearchBackend.search: the text it embeds and the
 # filter fields. A chunk whose values here are unchanged (a rename inside its scope, an
 # importance or tag edit) is not sent to it again, so it is not re-embedded.
-VECTOR_FIELDS: tuple[str, ...] = ("text", "user_key", "status", "kind", "expires_at")
-_Slot = tuple[int, Mapping[str, str]]  # (chunk_id, fingerprint per backend)
+VECTOR_FIELDS: tuple[str, ...] = ("text", "index_key", "status", "kind", "expires_at")
 
 
 @dataclass
@@ -58,28 +54,24 @@ class SyncReport:
     healed: int = 0  # chunks fixed because an index disagreed with the manifest
     seconds: float = 0.0
     errors: list[Problem] = field(default_factory=list)
+    # Episode files of the synced scopes that state an id another file there states too:
+    # both stay indexed (nothing of either is lost), operations by that id are refused.
+    duplicates: list[Problem] = field(default_factory=list)
 
     @property
     def changed(self) -> int:
         return self.added + self.updated + self.renamed + self.deleted
 
     def as_log(self) -> str:
-        skip = ("upserted", "errors", "seconds")
+        skip = ("upserted", "errors", "duplicates", "seconds")
         values = {k: v for k, v in vars(self).items() if k not in skip}
         values |= {f"upserted_{name}": n for name, n in self.upserted.items()}
-        values |= {"errors": len(self.errors), "ms": round(self.seconds * 1000, 1)}
+        values |= {"errors": len(self.errors), "duplicates": len(self.duplicates)}
+        values |= {"ms": round(self.seconds * 1000, 1)}
         return " ".join(f"{k}={v}" for k, v in values.items())
 
 
-@dataclass
-class _Batch:
-    remove: list[str] = field(default_factory=list)
-    put: list[FileEntry] = field(default_factory=list)
-    delete_ids: list[int] = field(default_factory=list)
-    upserts: dict[str, list[ChunkDoc]] = field(default_factory=dict)
-
-
-class Syncer:
+class Syncer(BatchApplier):
     """The single writer of a vault's indexes. Thread-safe: calls are serialised."""
 
     def __init__(
@@ -134,13 +126,13 @@ class Syncer:
         with self._mutex:
             started = time.perf_counter()
             self._reserve_backend_ids()
-            observed, disk = time.time_ns(), {}
+            observed, disk, links = time.time_ns(), {}, []
             bots = self.root / "bots"
             if bots.is_dir():
-                disk.update(scan_tree(self.root, bots))
+                disk.update(scan_tree(self.root, bots, links))
             report = self._sync(disk, None, observed)
             report.healed = self._heal(report)
-            return self._finish(report, None, started, "reconcile")
+            return self._finish(report, None, started, "reconcile", links)
 
     def sync_paths(self, paths: Iterable[str | os.PathLike[str]]) -> SyncReport:
         """Sync only these paths (files or folders, existing or gone; absolute or relative)."""
@@ -149,11 +141,11 @@ class Syncer:
             return self.reconcile()
         with self._mutex:
             started = time.perf_counter()
-            observed, disk = time.time_ns(), {}
+            observed, disk, links = time.time_ns(), {}, []
             for rel in roots:
-                disk.update(scan(self.root, self.root / rel))
+                disk.update(scan(self.root, self.root / rel, links))
             report = self._sync(disk, roots, observed)
-            return self._finish(report, roots, started, "paths")
+            return self._finish(report, roots, started, "paths", links)
 
     # ------------------------------------------------------------------ planning + applying
 
@@ -168,7 +160,8 @@ class Syncer:
         if plan.needs_hash:
             for rel in plan.needs_hash:
                 try:
-                    disk[rel] = replace(disk[rel], sha=content_hash((self.root / rel).read_bytes()))
+                    data, _ = read_vault_file(self.root, rel)  # never through a link
+                    disk[rel] = replace(disk[rel], sha=content_hash(data))
                 except OSError:
                     del disk[rel]  # gone since the scan: plan it as deleted
             report.hashed = len(plan.needs_hash)
@@ -180,91 +173,6 @@ class Syncer:
             log.debug("sync=plan roots=%s plan=%s", roots, plan)
             self._apply(plan, self.manifest.entries(roots), disk, report, observed)
         return report
-
-    def _apply(
-        self,
-        plan: Plan,
-        entries: Mapping[str, FileEntry],
-        disk: Mapping[str, DiskFile],
-        report: SyncReport,
-        observed: int,
-    ) -> None:
-        # The chunk slots each path starts from: its own (kept by ordinal), those a rename
-        # brought, or none (new, overwritten, or its content moved away).
-        gone = set(plan.deletes) | {r.old for r in plan.renames}
-        base: dict[str, list[_Slot]] = {}
-        for path in plan.updates:
-            base[path] = [] if path in gone else _slots(entries[path])
-        for rename in plan.renames:
-            base[rename.new] = _slots(entries[rename.old])
-
-        first = _Batch(remove=[*plan.deletes, *(r.old for r in plan.renames)])
-        first.delete_ids = [cid for p in plan.deletes for cid in entries[p].chunk_ids]
-        first.put = [
-            replace(
-                entries[p], size=disk[p].size, mtime_ns=trusted_mtime(disk[p].mtime_ns, observed)
-            )
-            for p in plan.touched
-        ]
-        # Renames share the first batch with the deletes: a swap must land in one step.
-        to_index = [r.new for r in plan.renames] + list(plan.adds) + list(plan.updates)
-        size = max(self.batch_files, len(plan.renames))
-        self._index_files(to_index[:size], base, first)
-        self._commit(first, report)
-        self._progress(min(size, len(to_index)), len(to_index))
-        for start in range(size, len(to_index), self.batch_files):
-            batch = _Batch()
-            self._index_files(to_index[start : start + self.batch_files], base, batch)
-            self._commit(batch, report)
-            self._progress(min(start + self.batch_files, len(to_index)), len(to_index))
-
-    def _progress(self, done: int, total: int) -> None:
-        if self.on_progress is not None and total:
-            self.on_progress(done, total)
-
-    def _index_files(
-        self, paths: Sequence[str], base: Mapping[str, list[_Slot]], batch: _Batch
-    ) -> None:
-        parsed: list[tuple[FileEntry, list[ChunkDoc], list[_Slot]]] = []
-        for rel in paths:
-            entry, docs = read_file(self.root, rel)
-            if entry is None:  # vanished since planning: its own event tidies up after
-                batch.remove.append(rel)
-                batch.delete_ids.extend(cid for cid, _ in base.get(rel, ()))
-            else:
-                parsed.append((entry, docs, base.get(rel, [])))
-        wanted = sum(max(0, len(docs) - len(old)) for _, docs, old in parsed)
-        fresh = iter(self.manifest.allocate(wanted))
-        for entry, docs, old in parsed:
-            slots = old[: len(docs)] + [(next(fresh), {}) for _ in range(len(docs) - len(old))]
-            batch.delete_ids.extend(cid for cid, _ in old[len(docs) :])
-            docs = with_ids(docs, [cid for cid, _ in slots])
-            prints = [fingerprints(doc, self._fields) for doc in docs]
-            for name in self.backends:
-                changed = [d for d, new, (_, was) in zip(docs, prints, slots, strict=True)
-                           if new[name] != was.get(name)]  # fmt: skip
-                batch.upserts.setdefault(name, []).extend(changed)
-            ids = tuple(doc.chunk_id for doc in docs)
-            batch.put.append(
-                replace(entry, chunk_ids=ids, fingerprints=tuple(prints), docs=tuple(docs))
-            )
-
-    def _commit(self, batch: _Batch, report: SyncReport) -> None:
-        for name, backend in self.backends.items():
-            docs = batch.upserts.get(name, [])
-            if not (batch.delete_ids or docs):
-                continue
-            started = time.perf_counter()
-            if batch.delete_ids:
-                backend.delete(batch.delete_ids)
-            if docs:
-                backend.upsert(docs)
-            backend.commit()
-            report.upserted[name] = report.upserted.get(name, 0) + len(docs)
-            ms = (time.perf_counter() - started) * 1000
-            log.debug("sync=commit backend=%s docs=%d ms=%.1f", name, len(docs), ms)
-        self.manifest.apply(remove=batch.remove, put=batch.put)
-        report.chunks_deleted += len(batch.delete_ids)
 
     # ------------------------------------------------------------------ self-healing
 
@@ -313,7 +221,7 @@ class Syncer:
             healed += len(strays) + len(docs)
             log.warning("sync=heal backend=%s strays=%d docs=%d", name, len(strays), len(docs))
         if redo:
-            batch = _Batch()
+            batch = Batch()
             forget_fps = {p: [(cid, {}) for cid in entries[p].chunk_ids] for p in redo}
             self._index_files(sorted(redo), forget_fps, batch)
             self._commit(batch, report)
@@ -323,15 +231,21 @@ class Syncer:
         return healed
 
     def _finish(
-        self, report: SyncReport, roots: list[str] | None, started: float, what: str
+        self,
+        report: SyncReport,
+        roots: list[str] | None,
+        started: float,
+        what: str,
+        links: Sequence[str] = (),
     ) -> SyncReport:
         report.errors = self.manifest.errors(roots)
+        # Ids the synced files share with another file of their scope (all, on a reconcile).
+        report.duplicates = duplicate_problems(self.manifest.shared_episode_ids(roots))
+        if links:
+            # Skipped, never read (vault.links); reported like a file that does not parse.
+            log.warning("sync=links_skipped count=%d first=%s", len(links), links[0])
+            report.errors += [link_problem(rel) for rel in links]
         report.seconds = time.perf_counter() - started
         level = logging.INFO if report.changed or report.healed else logging.DEBUG
         log.log(level, "sync=%s %s", what, report.as_log())
         return report
-
-
-def _slots(entry: FileEntry) -> list[_Slot]:
-    prints = entry.fingerprints or tuple({} for _ in entry.chunk_ids)
-    return list(zip(entry.chunk_ids, prints, strict=True))

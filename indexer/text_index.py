@@ -13,11 +13,13 @@ import tantivy
 from indexer import tokenize
 from indexer.backend import DEFAULT_KINDS, DEFAULT_STATUSES, IndexLockedError, IndexMismatchError
 from indexer.locks import WriterLock, check_chunk_id
+from indexer.readonly import ShadowDir, no_index_error
 from indexer.records import ChunkDoc, Hit
+from vault.readonly import can_write
 
 log = logging.getLogger(__name__)
 
-_RAW_FIELDS = ("episode_id", "path", "kind", "user_key", "speaker_id", "speaker_name", "status")
+_RAW_FIELDS = ("episode_id", "path", "kind", "index_key", "speaker_id", "speaker_name", "status")
 _INT_FIELDS = ("created_at", "importance", "expires_at")
 _WRITER_HEAP = 64_000_000
 # CJK bigram terms count double against single characters and words: on MADial zh this
@@ -59,6 +61,7 @@ class TextIndex:
         self._writer: tantivy.IndexWriter | None = None
         self._dirty = False
         self._meta_stamp: tuple[int, int] | None = None
+        self._shadow: ShadowDir | None = None  # set by open() on a folder it cannot write
         if writer:
             try:
                 self._writer = index.writer(heap_size=_WRITER_HEAP, num_threads=1)
@@ -79,6 +82,7 @@ class TextIndex:
             return cls(index, None, None, writer=writer)
         folder = Path(folder)
         lock: WriterLock | None = None
+        shadow: ShadowDir | None = None
         if writer:
             folder.mkdir(parents=True, exist_ok=True)
             lock = WriterLock.acquire(folder, "text index")
@@ -88,19 +92,36 @@ class TextIndex:
                 lock.release()
                 raise IndexMismatchError(f"text index in {folder}: {exc}; rebuild it") from exc
         else:
+            writable = can_write(folder)
             if not folder.is_dir() or not tantivy.Index.exists(str(folder)):
+                if not writable:
+                    raise no_index_error(folder)
                 raise FileNotFoundError(f"no text index in {folder}: open it once as writer")
-            index = tantivy.Index.open(str(folder))
-            if index.schema != schema:
-                raise IndexMismatchError(f"text index in {folder} has another schema; rebuild it")
+            # tantivy creates a lock file even to read: where this process cannot write,
+            # it reads through a shadow folder of links in the temp dir (indexer.readonly).
+            shadow = None if writable else ShadowDir(folder)
+            try:
+                index = tantivy.Index.open(str(shadow.path if shadow else folder))
+                if index.schema != schema:
+                    raise IndexMismatchError(
+                        f"text index in {folder} has another schema; rebuild it"
+                    )
+            except BaseException:
+                if shadow is not None:
+                    shadow.close()
+                raise
         tokenize.register(index)
         log.info("event=text_index_open folder=%s writer=%s", folder, writer)
         try:
-            return cls(index, folder, lock, writer=writer)
+            opened = cls(index, folder, lock, writer=writer)
         except BaseException:
             if lock is not None:
                 lock.release()
+            if shadow is not None:
+                shadow.close()
             raise
+        opened._shadow = shadow
+        return opened
 
     # -- writes ----------------------------------------------------------------------------
 
@@ -157,6 +178,8 @@ class TextIndex:
     # -- reads -----------------------------------------------------------------------------
 
     def _reload(self) -> None:
+        if self._shadow is not None:
+            self._shadow.refresh()  # link the segments a writer added since
         self._index.reload()
         self._meta_stamp = self._stat_meta()
 
@@ -183,7 +206,7 @@ class TextIndex:
     def _build_query(
         self,
         query: str,
-        user_key: str,
+        index_key: str,
         statuses: Sequence[str],
         kinds: Sequence[str],
         now: int | None,
@@ -200,7 +223,7 @@ class TextIndex:
         if not should:
             return None
         filters = [
-            self._any_of("user_key", [user_key]),
+            self._any_of("index_key", [index_key]),
             self._any_of("status", statuses),
             self._any_of("kind", kinds),
         ]
@@ -222,7 +245,7 @@ class TextIndex:
     def search(
         self,
         query: str,
-        user_key: str,
+        index_key: str,
         limit: int,
         *,
         statuses: Sequence[str] = DEFAULT_STATUSES,
@@ -231,7 +254,7 @@ class TextIndex:
     ) -> list[Hit]:
         if limit <= 0 or not statuses or not kinds or not query or not query.strip():
             return []
-        q = self._build_query(query, user_key, statuses, kinds, now)
+        q = self._build_query(query, index_key, statuses, kinds, now)
         if q is None:
             return []
         self._refresh_if_stale()
@@ -265,6 +288,9 @@ class TextIndex:
         if self._lock is not None:
             self._lock.release()
             self._lock = None
+        if self._shadow is not None:
+            self._shadow.close()
+            self._shadow = None
 
     def __enter__(self) -> TextIndex:
         return self

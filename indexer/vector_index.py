@@ -23,9 +23,11 @@ import numpy as np
 from indexer import vector_store as store
 from indexer.backend import DEFAULT_KINDS, DEFAULT_STATUSES, IndexMismatchError
 from indexer.locks import WriterLock, check_chunk_id
+from indexer.readonly import no_index_error
 from indexer.records import ChunkDoc, Hit
 from indexer.vector_scope import ScopedRows
 from indexer.vector_store import LOG_NAME, SNAPSHOT_NAME, Row
+from vault.readonly import can_write
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +106,8 @@ class VectorIndex:
                 for stale in folder.glob(f".{name}.*.tmp"):
                     stale.unlink(missing_ok=True)  # left by a crash mid-save
         elif not folder.is_dir():
+            if not can_write(folder):  # and nobody here can build one: say what to do
+                raise no_index_error(folder)
             raise FileNotFoundError(f"no vector index in {folder}: open it once as writer")
         self = cls(folder, embed, dim, identity, lock, embed_query)
         try:
@@ -146,7 +150,7 @@ class VectorIndex:
             return
         vecs = self._embed([d.text for d in latest.values()])
         for row, (cid, d) in enumerate(latest.items()):
-            self._pending[cid] = ((d.user_key, d.status, d.kind, int(d.expires_at)), vecs[row])
+            self._pending[cid] = ((d.index_key, d.status, d.kind, int(d.expires_at)), vecs[row])
 
     def delete(self, chunk_ids: Iterable[int]) -> None:
         self._require_writer()
@@ -262,7 +266,7 @@ class VectorIndex:
     def search(
         self,
         query: str,
-        user_key: str,
+        index_key: str,
         limit: int,
         *,
         statuses: Sequence[str] = DEFAULT_STATUSES,
@@ -273,11 +277,11 @@ class VectorIndex:
             return []
         self._refresh_if_stale()
         with self._mutex:
-            if user_key not in self._rows.scopes:
+            if index_key not in self._rows.scopes:
                 return []  # nothing to search: spare the embedding
         vec = self._embed_query(query)
         with self._mutex:  # cost follows the scope's size, never the vault's
-            found = self._rows.search(vec, user_key, limit, set(statuses), set(kinds), now)
+            found = self._rows.search(vec, index_key, limit, set(statuses), set(kinds), now)
         return [Hit(chunk_id=cid, score=score) for cid, score in found]
 
     def ids(self) -> set[int]:

@@ -1,6 +1,6 @@
 """One scope's vectors: float16 rows in a faiss flat-code index, with ids and filter fields.
 
-Why per scope: every vector search is inside one user_key, so scanning only that scope's
+Why per scope: every vector search is inside one index_key, so scanning only that scope's
 rows makes its cost follow the scope's size, not the vault's (a selector over every row of
 one flat index measured ~40 ms a search at 1M chunks, 3 ms for the same scope alone).
 Why float16: half the memory of float32 (1 GB instead of 2 GB at 1M chunks of 512-d), and
@@ -157,7 +157,7 @@ class ScopedRows:
     def __init__(self, dim: int) -> None:
         self.dim = dim
         self.scopes: dict[str, ScopeVectors] = {}
-        self.owner: dict[int, str] = {}  # chunk id -> user_key, for deletes and ids()
+        self.owner: dict[int, str] = {}  # chunk id -> index_key, for deletes and ids()
         self.status, self.kind = Codes(), Codes()
 
     def __len__(self) -> int:
@@ -202,13 +202,13 @@ class ScopedRows:
     def search(
         self,
         vec: np.ndarray,
-        user_key: str,
+        index_key: str,
         k: int,
         statuses: set[str],
         kinds: set[str],
         now: int | None,
     ) -> list[tuple[int, float]]:
-        scope = self.scopes.get(user_key)
+        scope = self.scopes.get(index_key)
         if scope is None:
             return []
         return scope.search(vec, k, self.status.wanted(statuses), self.kind.wanted(kinds), now)

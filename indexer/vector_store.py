@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from vault.safewrite import fsync_dir
+from vault.tempfiles import removed_on_error
 
 SNAPSHOT_NAME = "vectors.mvv"
 LOG_NAME = "vectors.log"
@@ -41,7 +42,7 @@ FORMAT = 1
 _RECORD = struct.Struct("<IQQ")  # crc32 of the body, JSON length, row count
 _COPY_ROWS = 65536  # rows per read when loading: never a second full copy in memory
 
-Row = tuple[str, str, str, int]  # user_key, status, kind, expires_at
+Row = tuple[str, str, str, int]  # index_key, status, kind, expires_at
 
 
 @dataclass
@@ -101,7 +102,7 @@ def write_snapshot(
     head["generation"] = generation
     target = folder / SNAPSHOT_NAME
     tmp = folder / f".{SNAPSHOT_NAME}.{os.getpid()}.tmp"
-    with open(tmp, "wb") as f:
+    with removed_on_error(tmp), open(tmp, "wb") as f:
         # The header is streamed and its length patched in after: one JSON string of 1M
         # rows at once cost ~200 MB of peak memory.
         f.write(MAGIC + bytes(8))
@@ -142,7 +143,7 @@ def start_log(folder: Path, generation: str) -> int:
     """An empty log extending snapshot `generation` (replaces any other log); its size."""
     tmp = folder / f".{LOG_NAME}.{os.getpid()}.tmp"
     head = LOG_MAGIC + generation.encode() + b"\n"
-    with open(tmp, "wb") as f:
+    with removed_on_error(tmp), open(tmp, "wb") as f:
         f.write(head)
         f.flush()
         os.fsync(f.fileno())

@@ -8,6 +8,13 @@ git rewriting hundreds of files): whatever the events said, the files decide.
 One owned thread collects paths and waits for a quiet period (git checkout sends thousands
 of events in ~200 ms), bounded so a constant stream still syncs about once a second. A
 batch that fails is logged and retried with back-off; the thread never dies from it.
+
+Lost events are a signal, not a silence: an inotify queue overflow, a sub-folder that could
+not be watched (the watch limit), a dead observer thread, or the vault folder itself gone
+or replaced each log `event=watch_overflow reason=...` and schedule a full reconcile at
+once, through the same thread. The observer is restarted when it died; when watches are
+missing for good (the limit), the watcher says so in `degraded` (shown by health) and
+reconciles every FALLBACK_S instead of every RESYNC_S.
 """
 
 from __future__ import annotations
@@ -30,10 +37,9 @@ from watchdog.events import (
     FileSystemEvent,
     FileSystemEventHandler,
 )
-from watchdog.observers import Observer
-from watchdog.observers.api import BaseObserver
 
 from indexer.sync import Syncer, SyncReport
+from indexer.watch_observer import WatchedRoot
 from vault.layout import STATE_DIR, is_ignored
 from vault.names import ID_FILE
 
@@ -42,6 +48,9 @@ log = logging.getLogger(__name__)
 QUIET_S = 0.2
 MAX_DELAY_S = 1.0
 RESYNC_S = 300.0  # a full (stat-only fast path) reconcile after this long without events
+FALLBACK_S = 30.0  # the same while some folders cannot be watched (degraded)
+LOG_EVERY_S = 5.0  # at most one event=watch_overflow line per reason this often
+CHECK_S = 1.0  # how often the thread checks the observer lives and the root is the same one
 _CHANGE_EVENTS = (
     FileCreatedEvent,
     FileModifiedEvent,
@@ -90,24 +99,33 @@ class VaultWatcher:
         quiet_s: float = QUIET_S,
         max_delay_s: float = MAX_DELAY_S,
         resync_s: float = RESYNC_S,
+        fallback_s: float = FALLBACK_S,
     ) -> None:
         self.root = Path(root).resolve()
         self.syncer = syncer
         self.quiet_s = quiet_s
         self.max_delay_s = max_delay_s
         self.resync_s = resync_s
+        self.fallback_s = fallback_s
         self.ready = threading.Event()  # set after the first successful full reconcile
         self.batches = 0
         self.failures = 0
         self.last_report: SyncReport | None = None
         self.last_sync_at: float | None = None  # wall clock of the last successful batch
+        self.lost_events = 0  # signals that events were lost (each scheduled a reconcile)
+        self._logged: dict[str, float] = {}  # reason -> when it was last logged
+        # Only events that can mean "content changed": opens and read-only closes (our own
+        # reconcile reads every file) would otherwise flood inotify's queue.
+        self._watch = WatchedRoot(
+            self.root, _Hints(self), list(_CHANGE_EVENTS), self._lost, fallback_s
+        )
+        self._activity = time.monotonic()  # time of the last hint or batch (for the resync)
         self._cond = threading.Condition()
         self._pending: set[str] = set()
         self._first = 0.0  # when the oldest pending path arrived
         self._last = 0.0  # when the newest one did
         self._not_before = 0.0  # back-off after a failed batch
         self._stopping = False
-        self._observer: BaseObserver | None = None
         self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -117,16 +135,7 @@ class VaultWatcher:
             raise RuntimeError("watcher already started")
         # Observe first, reconcile second: a change made while the reconcile scans is
         # then still seen as an event and synced after it.
-        observer = Observer()
-        # Only events that can mean "content changed": opens and read-only closes (our own
-        # reconcile reads every file) otherwise flood inotify's queue, and an overflow is
-        # silently dropped by watchdog, losing edits until the next reconcile.
-        observer.schedule(
-            _Hints(self), str(self.root), recursive=True, event_filter=list(_CHANGE_EVENTS)
-        )
-        observer.daemon = True
-        observer.start()
-        self._observer = observer
+        self._watch.start(strict=True)
         with self._cond:
             self._pending.add(_FULL)
             self._first = self._last = float("-inf")  # due now
@@ -136,10 +145,7 @@ class VaultWatcher:
 
     def stop(self, timeout: float = 30.0) -> None:
         """Stop watching, sync what is still pending (one attempt), join the thread."""
-        if self._observer is not None:
-            self._observer.stop()
-            self._observer.join(timeout)
-            self._observer = None
+        self._watch.stop(timeout)  # no restarts from here on; every event dispatched
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
@@ -169,8 +175,36 @@ class VaultWatcher:
             if not self._pending:
                 self._first = now
             self._pending.update(rels)
-            self._last = now
+            self._last = self._activity = now
             self._cond.notify_all()
+
+    @property
+    def degraded(self) -> str | None:
+        """Why some of the vault is not watched (then it is reconciled every fallback_s);
+        None while all of it is. Health shows it."""
+        return self._watch.degraded
+
+    def _lost(self, reason: str, detail: str) -> None:
+        """Events were lost (called from watchdog's threads or ours): reconcile everything.
+
+        Through hint(), so a storm of overflows during one big copy coalesces into one
+        reconcile within max_delay_s, run by the one sync thread."""
+        now = time.monotonic()
+        with self._cond:
+            self.lost_events += 1
+            # One line per reason per LOG_EVERY_S: overflows come in storms (watchdog's own
+            # re-adding of watches can overflow a small queue again), each one coalesced.
+            quiet = now - self._logged.get(reason, float("-inf")) < LOG_EVERY_S
+            if not quiet:
+                self._logged[reason] = now
+        if not quiet:
+            log.warning(
+                "event=watch_overflow reason=%s detail=%s action=full_reconcile lost_events=%d",
+                reason,
+                detail,
+                self.lost_events,
+            )
+        self.hint([str(self.root)])
 
     def _relative(self, path: str) -> str | None:
         # No resolve(): it costs syscalls per event (thousands during a checkout), and the
@@ -193,32 +227,50 @@ class VaultWatcher:
     # ------------------------------------------------------------------ the thread
 
     def _run(self) -> None:
+        checked = float("-inf")
         while True:
+            if time.monotonic() - checked >= CHECK_S:
+                self._watch.check()
+                checked = time.monotonic()
             batch = self._next_batch()
             if batch is None:
                 return
-            self._sync(batch, final=self._stopping)
+            if batch:
+                self._sync(batch, final=self._stopping)
 
     def _next_batch(self) -> set[str] | None:
+        """The next batch when due; an empty set after CHECK_S (time to check the watch);
+        None when stopping with nothing left."""
         with self._cond:
-            while True:
+            if self._watch.gone:
+                # The vault folder is away: a sync now would drop its files from the index.
+                # The reconcile when it is back (or at the next start) covers what waits.
                 if self._stopping:
-                    # Flush: whatever is pending goes now, without waiting for quiet.
-                    return self._take() if self._pending else None
-                if self._pending:
-                    due = max(
-                        min(self._last + self.quiet_s, self._first + self.max_delay_s),
-                        self._not_before,
-                    )
-                    wait = due - time.monotonic()
-                    if wait <= 0:
-                        return self._take()
-                    self._cond.wait(wait)
-                elif not self._cond.wait(self.resync_s):
-                    # Quiet for a long time: reconcile anyway, the safety net for events the
-                    # kernel or watchdog dropped (queue overflow, a network file system).
-                    self._pending.add(_FULL)
-                    self._first = self._last = float("-inf")
+                    return None
+                self._cond.wait(CHECK_S)
+                return set()
+            if self._stopping:
+                # Flush: whatever is pending goes now, without waiting for quiet.
+                return self._take() if self._pending else None
+            now = time.monotonic()
+            if self._pending:
+                due = max(
+                    min(self._last + self.quiet_s, self._first + self.max_delay_s),
+                    self._not_before,
+                )
+                if due <= now:
+                    return self._take()
+                self._cond.wait(min(due - now, CHECK_S))
+                return set()
+            period = self.resync_s if self.degraded is None else self.fallback_s
+            if now - self._activity >= period:
+                # Quiet for a long time: reconcile anyway, the safety net for events lost
+                # without a signal (a network file system, a watchdog we do not know).
+                self._pending.add(_FULL)
+                self._first = self._last = float("-inf")
+                return self._take()
+            self._cond.wait(min(period - (now - self._activity), CHECK_S))
+            return set()
 
     def backlog(self) -> tuple[int, float]:
         """(paths waiting to be indexed, seconds the oldest has waited; 0 when none)."""
@@ -255,6 +307,7 @@ class VaultWatcher:
             return
         self.failures = 0
         self.batches += 1
+        self._activity = time.monotonic()
         self.last_report = report
         self.last_sync_at = time.time()
         if _FULL in batch:

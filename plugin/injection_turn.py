@@ -18,6 +18,7 @@ from indexer.engine import Engine
 from indexer.ranking import RankWeights
 from vault.keys import ScopeId
 from vault.model import Profile
+from vault.names import UnsafeNameError
 from vault.operations import Vault
 from vault.snapshots import write_snapshot
 
@@ -90,7 +91,12 @@ def recall(
         now=now,
     )
     for library in turn.libraries:
-        if vault.layout.episodes_dir(library).is_dir():  # a stat, not a scan
+        try:
+            present = vault.layout.episodes_dir(library).is_dir()  # a stat, not a scan
+        except UnsafeNameError as exc:  # e.g. its folder is a symlink: skip it, not the turn
+            log.warning("memvault=library_skipped library=%s error=%r", library.label(), str(exc))
+            continue
+        if present:
             found += engine.search(
                 turn.text, library, top_k=settings.top_k, weights=weights, now=now
             )
@@ -156,6 +162,6 @@ def _save_snapshot(
         "episode_text": shown.text,
     }
     try:
-        write_snapshot(vault.root, turn.scope.session_key, snapshot)
+        write_snapshot(vault.root, turn.scope, snapshot)
     except (OSError, ValueError) as exc:
         log.warning("memvault=snapshot_failed scope=%s error=%r", turn.scope.session_key, str(exc))

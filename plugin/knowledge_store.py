@@ -33,7 +33,7 @@ from vault.layout import STATE_DIR
 from vault.names import encode_name
 from vault.operations import Vault
 from vault.safewrite import atomic_write
-from vault.store import BadRequestError
+from vault.store import BadRequestError, StoredEpisode
 
 log = logging.getLogger(__name__)
 
@@ -78,16 +78,16 @@ def scope_from_json(data: dict[str, Any]) -> ScopeId:
     return ScopeId(data.get("bot"), data["session"], data.get("isolation", "session"))
 
 
-def search_with(engine: Any, request: Any, extra_user_keys: Sequence[str]) -> list[Any]:
-    """engine.run(request) over the request's scope plus more user keys (KB libraries), as
+def search_with(engine: Any, request: Any, extra_index_keys: Sequence[str]) -> list[Any]:
+    """engine.run(request) over the request's scope plus more index keys (KB libraries), as
     ONE ranking: each index's raw scores are comparable across its scopes, so candidates
     merge before fusion. (Ranking separate searches and merging them would not work: each
     result list is normalised on its own, so a lone weak hit in a small library would score
     like a perfect match.)"""
-    if not extra_user_keys:
+    if not extra_index_keys:
         return engine.run(request)
     backends = {
-        name: _Union(index, tuple(extra_user_keys))
+        name: _Union(index, tuple(extra_index_keys))
         for name, index in (("text", engine.text), ("vector", engine.vector))
     }
     return hybrid_search(request, backends, engine.lookup)
@@ -100,8 +100,8 @@ class _Union:
         self.backend = backend
         self.extra = extra
 
-    def search(self, query: str, user_key: str, limit: int, **kw: Any) -> list[Any]:
-        hits = list(self.backend.search(query, user_key, limit, **kw))
+    def search(self, query: str, index_key: str, limit: int, **kw: Any) -> list[Any]:
+        hits = list(self.backend.search(query, index_key, limit, **kw))
         for key in self.extra:
             hits += self.backend.search(query, key, limit, **kw)
         hits.sort(key=lambda h: -h.score)
@@ -189,13 +189,29 @@ def _document(doc_id: str, item: dict[str, Any]) -> Document:
 
 
 def delete_episodes(vault: Vault, doc: Document) -> int:
-    """Remove the files one document created (those still there) in one operation."""
+    """Remove the files one document created (those still there) in one operation.
+
+    An id another file states too (a person's copy) is left alone, both files: deleting by
+    an ambiguous id could remove the person's copy (`check`/`status` report the pair). A
+    file with changes git does not hold yet is committed first, as `forget` does."""
     wanted = set(doc.episode_ids)
     removed = 0
     with vault.lock.hold():
-        stored = [s for s in vault.load_episodes(doc.scope)[0] if s.episode.id in wanted]
+        found: dict[str, list[StoredEpisode]] = {}
+        for s in vault.load_episodes(doc.scope)[0]:
+            if s.episode.id in wanted:
+                found.setdefault(s.episode.id, []).append(s)
+        for episode_id, copies in found.items():
+            if len(copies) > 1:
+                log.warning(
+                    "memvault=delete_document_kept id=%s reason=duplicate_id paths=%s",
+                    episode_id,
+                    ",".join(c.rel for c in copies),
+                )
+        stored = [copies[0] for copies in found.values() if len(copies) == 1]
         with vault.operation(doc.scope, "delete_document", source="import") as txn:
             for item in stored:
+                vault.keep_in_git(item)
                 item.path.unlink(missing_ok=True)
                 txn.written.append(item.path)
                 txn.record("forget", "episode", item.episode.id, item.episode.body)

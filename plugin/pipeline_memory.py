@@ -73,10 +73,14 @@ def kb_state(configs: Mapping[str, Any], pipeline_kbs: Sequence[Any]) -> tuple[s
 
 
 def sender_of(query_vars: Mapping[str, Any]) -> tuple[str, str]:
-    """(sender_id, sender_name) from the query vars, "" when unknown."""
+    """(sender_id, sender_name) from the query vars, "" when unknown.
+
+    Stripped as the vault reads ids back: a blank sender id from the host means "unknown"
+    (no speaker), never a speaker `" "` whose memories and profile could not be found.
+    """
     return (
-        str(query_vars.get("sender_id", "") or ""),
-        str(query_vars.get("sender_name", "") or ""),
+        str(query_vars.get("sender_id", "") or "").strip(),
+        str(query_vars.get("sender_name", "") or "").strip(),
     )
 
 

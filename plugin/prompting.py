@@ -4,11 +4,12 @@ Two messages per turn, like LongTermMemory: the profiles (session, current speak
 current speaker's identity go into `default_prompt`; the recalled episodes go into `prompt`,
 fenced as data. Fixed wording lives in templates/prompts_en.yaml.
 
-Everything that came from a chat or a file (memory text, names, tags, ids) passes through
-`neutralise` before it is placed in a prompt: whitespace runs, line breaks included, become
-one space and `& < >` become `&amp; &lt; &gt;`. So a value is always part of one line, and no
-record can close the `<memory-records>` fence, open a `<mem>` of its own, or start a line
-that reads as a heading or an instruction from the system.
+Everything that came from a chat or a file is escaped before it is placed in a prompt
+(prompt_values.py): prose (memory text, traits, notes) with `neutralise`, so it stays on its
+line and cannot close the `<memory-records>` fence or its `<mem>`; metadata (ids, tags,
+speaker names and ids, profile keys) with `field`/`label`, so it cannot imitate the record
+syntax either: a tag `a] (id:ep_root, importance:5) [b` cannot pose as a record's id or
+importance.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import yaml
+from prompt_values import field, label, neutralise
 
 from indexer.ranking import SECONDS_PER_DAY, UPDATE_TAGS, recency_hint
 from indexer.search import SearchResult
@@ -41,12 +43,6 @@ def wording() -> dict[str, str]:
 
 
 # --------------------------------------------------------------------------- values
-
-
-def neutralise(text: object) -> str:
-    """One line of inert text: no line breaks, no markup characters."""
-    value = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return " ".join(value.split())
 
 
 def iso(value: datetime | int | None) -> str:
@@ -87,10 +83,11 @@ def _slot(item: str) -> tuple[str | None, str]:
 
 
 def recent_changes(profile: Profile, now: datetime, limit: int) -> list[str]:
-    """`Recent trait update (key): now X; previously Y`, newest first, within 30 days."""
+    """`Recent trait update (key): now X; previously Y`, newest first, within 30 days
+    (already escaped: the key as a label, the values as prose)."""
     found: list[tuple[datetime, str]] = []
-    for field, label in (("traits", "trait"), ("preferences", "preference")):
-        for item in getattr(profile, field):
+    for name, kind in (("traits", "trait"), ("preferences", "preference")):
+        for item in getattr(profile, name):
             key, current = _slot(item)
             if key is None:
                 continue
@@ -100,7 +97,10 @@ def recent_changes(profile: Profile, now: datetime, limit: int) -> list[str]:
             last = max(older, key=lambda h: h.until)
             age = (now - last.until).total_seconds() / SECONDS_PER_DAY
             if last.value.strip() != current and age <= RECENT_CHANGE_DAYS:
-                line = f"Recent {label} update ({key}): now {current}; previously {last.value}"
+                line = (
+                    f"Recent {kind} update ({label(key)}): now {neutralise(current)}; "
+                    f"previously {neutralise(last.value)}"
+                )
                 found.append((last.until, line))
     found.sort(key=lambda pair: pair[0], reverse=True)
     return [line for _, line in found[:limit]]
@@ -109,12 +109,12 @@ def recent_changes(profile: Profile, now: datetime, limit: int) -> list[str]:
 def _profile_lines(profile: Profile, now: datetime, hints: int) -> list[str]:
     lines: list[str] = []
     if profile.name:
-        lines.append(f"Name: {neutralise(profile.name)}")
+        lines.append(f"Name: {label(profile.name)}")
     if profile.traits:
         lines.append(f"Traits: {', '.join(neutralise(t) for t in profile.traits)}")
     if profile.preferences:
         lines.append(f"Preferences: {', '.join(neutralise(p) for p in profile.preferences)}")
-    lines.extend(neutralise(h) for h in recent_changes(profile, now, hints))
+    lines.extend(recent_changes(profile, now, hints))
     if profile.notes and profile.notes.strip():
         notes = "; ".join(line.strip() for line in profile.notes.splitlines() if line.strip())
         lines.append(f"Notes: {neutralise(notes)}")
@@ -139,9 +139,9 @@ def profile_block(profile: Profile | None, title: str, now: datetime) -> str:
 def speaker_block(speaker_id: str, speaker_name: str) -> str:
     title = wording()["current_speaker_title"]
     if speaker_name:
-        return f"{title}\n- Name: {neutralise(speaker_name)}\n- ID: {neutralise(speaker_id)}"
+        return f"{title}\n- Name: {label(speaker_name)}\n- ID: {field(speaker_id)}"
     if speaker_id:
-        return f"{title}\n- ID: {neutralise(speaker_id)}"
+        return f"{title}\n- ID: {field(speaker_id)}"
     return ""
 
 
@@ -208,8 +208,9 @@ def display(record: Recalled, now: int, current_speaker_id: str = "") -> str:
     """Upstream's decorated record line with the episode id in front (the same shape the
     knowledge engine's `retrieve` gives): `[ts] (id:ep_x, importance:n[, recency:hint]
     [, speaker:current][, signal:update]) [tags] <mem>content</mem>`, all on one line.
-    Also what `_ltm_context.episodes[].content` holds."""
-    parts = [f"id:{neutralise(record.id)}", f"importance:{record.importance}"]
+    Also what `_ltm_context.episodes[].content` holds. The id and the tags are escaped with
+    `field` (no `[ ] ( ) , :` of their own), the content with `neutralise` (no `< >`)."""
+    parts = [f"id:{field(record.id)}", f"importance:{int(record.importance)}"]
     age = (now - record.created_at) / SECONDS_PER_DAY if record.created_at else None
     hint = recency_hint(age)
     if hint:
@@ -219,9 +220,18 @@ def display(record: Recalled, now: int, current_speaker_id: str = "") -> str:
     if {t.lower() for t in record.tags} & UPDATE_TAGS:
         parts.append("signal:update")
     stamp = f"[{iso(record.created_at)}] " if record.created_at else ""
-    tags = f" [{neutralise(','.join(record.tags))}]" if record.tags else ""
-    content = neutralise(_cut(record.content, MAX_RECORD_CHARS))
-    return f"{stamp}({', '.join(parts)}){tags} <mem>{content}</mem>"
+    tags = f" [{','.join(field(t) for t in record.tags)}]" if record.tags else ""
+    return f"{stamp}({', '.join(parts)}){tags} <mem>{_content(record)}</mem>"
+
+
+def _content(record: Recalled) -> str:
+    """The text as prose, and the `Name: ` the indexer put in front of it as a label: the
+    speaker's name came from a chat and must not imitate the record syntax either."""
+    text = _cut(record.content, MAX_RECORD_CHARS)
+    prefix = f"{record.speaker_name}: " if record.speaker_name else ""
+    if prefix and text.startswith(prefix):
+        return f"{label(record.speaker_name)}: {neutralise(text[len(prefix) :])}"
+    return neutralise(text)
 
 
 @dataclass(frozen=True)

@@ -8,14 +8,18 @@ import pytest
 
 from indexer.backend import IndexLockedError
 from indexer.documents import read_file
-from indexer.manifest import FileEntry, Manifest, index_dir
+from indexer.manifest import Manifest, index_dir
+from indexer.manifest_schema import FileEntry
 from indexer.sync import Syncer
 from indexer.text_index import TextIndex
 from indexer.vector_index import VectorIndex
+from vault.keys import ScopeId
 
 SESSION = "bots/bot-1/sessions/group_123"
 EPISODES = f"{SESSION}/episodes/2026/11"
-KEY = "bot-1:group_123"
+KEY = ScopeId("bot-1", "group_123").index_key  # what the indexes filter on
+PROFILE_KEY = ScopeId("bot-1", "group_123").profile_key
+OTHER_KEY = ScopeId("bot-1", "group_999").index_key
 
 
 class CountingEmbed:
@@ -119,10 +123,10 @@ def test_reconcile_indexes_vault_and_second_run_is_free(synced, root):
     }
     assert f"{EPISODES}/cat.md" in paths_found(syncer, "猫叫什么名字")["text"]
     assert paths_found(syncer, "volcanoes")["text"] == set()  # swap/backup files ignored
-    profiles = paths_found(syncer, "Carol coffee", kinds=("profile", "speaker"))
+    profiles = paths_found(syncer, "Carol coffee", PROFILE_KEY, kinds=("profile", "speaker"))
     assert profiles["text"] == {f"{SESSION}/speakers/u42.yaml"}
     # The other chat's episode is only found in its own scope.
-    other = paths_found(syncer, "Beijing", user_key="bot-1:group_999")
+    other = paths_found(syncer, "Beijing", user_key=OTHER_KEY)
     assert other["text"] == {"bots/bot-1/sessions/group_999/episodes/other.md"}
 
     # Written under 2 s ago: too fresh to trust the stat, so re-hashed, but nothing re-sent.
@@ -229,7 +233,7 @@ def test_rename_moves_chunks_without_reembedding(synced, root):
     report = syncer.sync_paths([a, moved])
     assert report.renamed == 1 and counter.texts == embedded + 1
     assert paths_found(syncer, "Beijing conference")["text"] == set()
-    assert moved in paths_found(syncer, "Beijing conference", user_key="bot-1:group_999")["vector"]
+    assert moved in paths_found(syncer, "Beijing conference", user_key=OTHER_KEY)["vector"]
 
 
 def test_deleted_folder_is_purged(synced, root):
@@ -323,8 +327,8 @@ def test_chunk_docs_carry_episode_and_profile_fields(root):
     )
     entry, docs = read_file(root, rel)
     (doc,) = docs
-    assert (entry.kind, entry.user_key, entry.error) == ("episode", KEY, None)
-    assert (doc.episode_id, doc.kind, doc.user_key, doc.ordinal) == ("ep_1", "episode", KEY, 0)
+    assert (entry.kind, entry.index_key, entry.error) == ("episode", KEY, None)
+    assert (doc.episode_id, doc.kind, doc.index_key, doc.ordinal) == ("ep_1", "episode", KEY, 0)
     assert doc.text == "Alice: Alice is going to Beijing."  # the speaker is searchable
     assert (doc.speaker_id, doc.speaker_name, doc.tags) == ("u42", "Alice", ("travel", "beijing"))
     assert (doc.status, doc.importance) == ("archived", 4)
@@ -336,10 +340,10 @@ def test_chunk_docs_carry_episode_and_profile_fields(root):
         "name: Carol\ntraits: [night owl]\nnotes: |\n  Likes jazz.\n",
     )
     _, (speaker,) = read_file(root, f"{SESSION}/speakers/u42.yaml")
-    assert (speaker.kind, speaker.user_key, speaker.episode_id) == (
+    assert (speaker.kind, speaker.index_key, speaker.episode_id) == (
         "speaker",
-        KEY,
-        f"profile:{KEY}:u42",
+        PROFILE_KEY,
+        f"profile:{PROFILE_KEY}:u42",
     )
     assert speaker.text == "Name: Carol\nTraits: night owl\nNotes: Likes jazz."
     write(root, f"{SESSION}/profile.yaml", "# nothing yet\n")
@@ -349,4 +353,4 @@ def test_chunk_docs_carry_episode_and_profile_fields(root):
     _, (shared,) = read_file(
         root, write(root, "bots/bot-1/episodes/x.md", "Shared.\n").relative_to(root).as_posix()
     )
-    assert shared.user_key == "bot:bot-1"
+    assert shared.index_key == ScopeId("bot-1", "x", "bot").index_key

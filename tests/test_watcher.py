@@ -15,9 +15,11 @@ from pathlib import Path
 import pytest
 
 from indexer.watcher import VaultWatcher
-from tests.test_sync import EPISODES, KEY, SESSION, episode, open_syncer, write
+from tests.test_sync import EPISODES, KEY, OTHER_KEY, SESSION, episode, open_syncer, write
+from vault.keys import ScopeId
 
 TIMEOUT_S = 10.0
+RENAMED_KEY = ScopeId("bot-1", "group_998").index_key
 
 
 def wait_for(predicate, timeout: float = TIMEOUT_S, what: str = "condition") -> float:
@@ -133,29 +135,27 @@ def test_folder_renamed_deleted_or_moved_out(watched, tmp_path):
     write(root, f"{other}/episodes/a.md", "Carol climbs mountains.\n")
     write(root, f"{other}/profile.yaml", "name: Climbers\n")
     found = {f"{other}/episodes/a.md"}
-    wait_for(
-        lambda: text_paths(syncer, "mountains", "bot-1:group_999") == found, what="new session"
-    )
+    wait_for(lambda: text_paths(syncer, "mountains", OTHER_KEY) == found, what="new session")
     wait_for(lambda: len(syncer.manifest.entries([other])) == 2, what="profile indexed")
     # A chat folder renamed inside the vault: its files move to the new scope.
     renamed = "bots/bot-1/sessions/group_998"
     os.rename(root / other, root / renamed)
     wait_for(lambda: len(syncer.manifest.entries([renamed])) == 2, what="folder rename")
-    assert syncer.manifest.get(f"{renamed}/episodes/a.md").user_key == "bot-1:group_998"
+    assert syncer.manifest.get(f"{renamed}/episodes/a.md").index_key == RENAMED_KEY
     assert syncer.manifest.entries([other]) == {}
-    assert text_paths(syncer, "mountains", "bot-1:group_998") == {f"{renamed}/episodes/a.md"}
-    assert text_paths(syncer, "mountains", "bot-1:group_999") == set()
+    assert text_paths(syncer, "mountains", RENAMED_KEY) == {f"{renamed}/episodes/a.md"}
+    assert text_paths(syncer, "mountains", OTHER_KEY) == set()
     # Events inside the renamed folder still arrive under its new name.
     write(root, f"{renamed}/episodes/b.md", "Carol also kayaks.\n")
     wait_for(
-        lambda: text_paths(syncer, "kayaks", "bot-1:group_998") == {f"{renamed}/episodes/b.md"},
+        lambda: text_paths(syncer, "kayaks", RENAMED_KEY) == {f"{renamed}/episodes/b.md"},
         what="edit inside renamed folder",
     )
     other = renamed
     # Moved out of the tree: inotify reports only the folder, none of its files.
     shutil.move(root / other, tmp_path / "outside")
     wait_for(lambda: syncer.manifest.entries([other]) == {}, what="moved-out folder purge")
-    assert text_paths(syncer, "mountains", "bot-1:group_998") == set()
+    assert text_paths(syncer, "mountains", RENAMED_KEY) == set()
     shutil.rmtree(root / f"{SESSION}/episodes")
     wait_for(lambda: syncer.manifest.entries([f"{SESSION}/episodes"]) == {}, what="rmtree purge")
     assert text_paths(syncer, "Beijing") == set()
@@ -280,7 +280,7 @@ def test_quiet_watcher_reconciles_what_no_event_announced(vault, embedder):
     watcher.start()
     try:
         assert watcher.ready.wait(TIMEOUT_S)
-        watcher._observer.unschedule_all()  # from here on, no event reaches the watcher
+        watcher._watch._observer.unschedule_all()  # from here on, no event reaches the watcher
         write(root, f"{EPISODES}/silent.md", episode("a zebra crossing near the harbour"))
         wait_for(lambda: text_paths(syncer, "zebra"), what="unannounced file indexed")
     finally:

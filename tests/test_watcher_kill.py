@@ -191,7 +191,7 @@ def test_sigkill_mid_batch_then_restart_gives_an_exact_index(vault, watches, tmp
         for rel, token in live.items():
             scope = scope_for(rel)
             found = [r.doc.path for r in engine.search(token, scope, mode="text", decay=False)]
-            hits = engine.text.search(token, scope.user_key, 10)
+            hits = engine.text.search(token, scope.index_key, 10)
             if found != [rel] or len(hits) != 1:
                 wrong[rel] = (token, found, len(hits))
         assert not wrong, f"live files not found exactly once by their token: {wrong}"

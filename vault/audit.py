@@ -76,7 +76,9 @@ def read(path: Path) -> tuple[list[AuditEntry], list[tuple[int, str]]]:
     if not path.exists():
         return entries, problems
     text = path.read_text(encoding="utf-8-sig", errors="replace")
-    for number, raw in enumerate(text.splitlines(), start=1):
+    # Lines end in "\n" only: splitlines() would also cut at \x85 or U+2028, which JSON
+    # leaves unescaped inside a string (a session or summary holding one).
+    for number, raw in enumerate(text.split("\n"), start=1):
         if not raw.strip():
             continue
         try:

@@ -12,14 +12,17 @@ from pathlib import Path
 from typing import Any
 
 from vault import cli_output as out
+from vault import gitstate
 from vault.check import check_vault
 from vault.cli_parser import build_parser
 from vault.create import init_vault
 from vault.keys import ScopeId
+from vault.layout import Layout
 from vault.model import Episode, FormatError, Speaker
 from vault.names import UnsafeNameError
 from vault.operations import Vault
-from vault.safewrite import ConflictError, LockTimeoutError
+from vault.readonly import explain_write_error
+from vault.safewrite import ConflictError, DiskFullError, LockTimeoutError
 from vault.store import BadRequestError, NotFoundError
 from vault.transfer import export_scope, import_payload
 
@@ -46,7 +49,10 @@ def scope_of(args: argparse.Namespace) -> ScopeId:
 
 
 def open_vault(args: argparse.Namespace) -> Vault:
-    return Vault(resolve_vault(args), git=not getattr(args, "no_git", False))
+    vault = Vault(resolve_vault(args), git=not getattr(args, "no_git", False))
+    # main() asks it, once the command is done, whether a write was saved but not committed.
+    args.opened_vault = vault
+    return vault
 
 
 def cmd_init(args: argparse.Namespace) -> int:
@@ -93,10 +99,22 @@ def _status_cmd(verb: str) -> Callable[[argparse.Namespace], int]:
         vault = open_vault(args)
         scope = scope_of(args)
         ep = getattr(vault, verb)(scope, args.id, source="user")
-        data = {"id": ep.id, "status": "forgotten" if verb == "forget" else ep.status}
+        if verb == "forget":
+            return out.emit(args, {"id": ep.id, "status": "forgotten", "kept": ep.kept}, _gone)
+        data = {"id": ep.id, "status": ep.status}
         return out.emit(args, data, lambda d: f"{d['id']} {d['status']}")
 
     return run
+
+
+def _gone(data: dict[str, Any]) -> str:
+    if not data["kept"]:
+        return f"{data['id']} forgotten"
+    sha = data["kept"][:12]
+    return (
+        f"{data['id']} forgotten; its file had changes git did not hold yet, so they were "
+        f"committed first: `git show {sha}` shows them"
+    )
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
@@ -119,9 +137,16 @@ def cmd_profile(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    report = check_vault(resolve_vault(args))
-    out.emit(args, report.as_json(), lambda _: out.check_text(report))
-    return 0 if report.ok else 1
+    root = resolve_vault(args)
+    report = check_vault(root)
+    git = gitstate.problem(Layout(root).state_dir)
+    data = {**report.as_json(), "git": {"level": git[0], "detail": git[1]} if git else None}
+
+    def text(_: object) -> str:
+        return "\n".join([out.check_text(report), *([f"{git[0]}: {git[1]}"] if git else [])])
+
+    out.emit(args, data, text)
+    return 0 if report.ok and git is None else 1
 
 
 def cmd_export(args: argparse.Namespace) -> int:
@@ -174,15 +199,37 @@ def main(argv: Sequence[str] | None = None, extra: Extra | None = None) -> int:
     args = build_parser(extra[0] if extra else None).parse_args(argv)
     commands = {**COMMANDS, **(extra[1] if extra else {})}
     try:
-        return commands[args.command](args)
+        code = commands[args.command](args)
+        return _commit_outcome(args, code)
     except (UsageError, BadRequestError, NotFoundError, UnsafeNameError, FormatError) as exc:
         return _fail(exc, 2)
+    except DiskFullError as exc:  # ran, but the disk had no room: nothing was changed
+        return _fail(exc, 1)
     except (ValueError, OSError) as exc:
-        return _fail(exc, 2)
+        # A write the medium or permissions refused is said in words (vault.readonly).
+        what = f"`memvault {args.command}`"
+        return _fail(explain_write_error(exc, _vault_or_none(args), what), 2)
     except (ConflictError, LockTimeoutError) as exc:
         return _fail(exc, 1)
     except RuntimeError as exc:  # index locked by another writer, embedding provider down
         return _fail(exc, 1)
+
+
+def _commit_outcome(args: argparse.Namespace, code: int) -> int:
+    """A write whose files are saved but not committed ran, yet found a problem: exit 1."""
+    vault: Vault | None = getattr(args, "opened_vault", None)
+    failure = vault.commit_failure if vault is not None else None
+    if failure is None:
+        return code
+    print(f"memvault: error: {failure.message()}", file=sys.stderr)
+    return max(code, 1)
+
+
+def _vault_or_none(args: argparse.Namespace) -> Path | None:
+    try:
+        return resolve_vault(args)
+    except UsageError:
+        return None
 
 
 def _fail(exc: BaseException, code: int) -> int:

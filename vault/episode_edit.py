@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from vault.episode_create import MAX_EPISODE_CHARS, unique_tags
 from vault.episodes import edit_front_matter, parse_episode, split_front_matter
 from vault.keys import ScopeId
 from vault.model import SOURCES, Episode
-from vault.operations import MAX_EPISODE_CHARS, Vault, unique_tags
+from vault.operations import Vault
 from vault.safewrite import ConflictError, rewrite
 from vault.store import BadRequestError, StoredEpisode
 from vault.yamlio import decode

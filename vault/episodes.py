@@ -6,64 +6,26 @@ the front matter leaves out falls back to a default that stays stable for that f
 
 from __future__ import annotations
 
-import hashlib
-import math
-import re
-from collections.abc import Callable, Mapping
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import PurePosixPath
-from typing import Any, TypeVar
+from typing import Any
 
 from ruamel.yaml.comments import CommentedMap
 
+from vault.episode_fields import FIELD_ORDER, EpisodeFields
+from vault.ids import episode_id_problem
 from vault.model import (
     CATEGORIES,
-    DEFAULT_IMPORTANCE,
-    DEFAULT_SOURCE,
     SOURCES,
     STATUSES,
     Episode,
     FormatError,
-    Speaker,
     default_confidence,
     default_verified,
 )
 from vault.yamledit import edit_value, rt_edit, split_lines
-from vault.yamlio import (
-    decode,
-    describe,
-    dump,
-    field_error,
-    load_block,
-    parse_datetime,
-    plain_value,
-    to_bool,
-    to_float,
-    to_int,
-)
-
-# DESIGN.md 5 order; render writes known fields in this order, then extra fields.
-FIELD_ORDER: tuple[str, ...] = (
-    "id",
-    "created_at",
-    "speaker",
-    "importance",
-    "tags",
-    "status",
-    "key",
-    "category",
-    "source",
-    "verified",
-    "confidence",
-    "expires_at",
-    "superseded_by",
-)
-_DATETIME = "a date and time like 2026-11-30T04:20:00Z"
-# People type Chinese commas in comma-separated tags as often as ASCII ones.
-_TAG_SEPARATORS = re.compile(r"[,，]")
-_T = TypeVar("_T")
-_N = TypeVar("_N", int, float)
+from vault.yamlio import decode, describe, dump, load_block, plain_value
 
 
 @dataclass(frozen=True)
@@ -98,13 +60,7 @@ def _is_marker(line: str, markers: tuple[str, ...]) -> bool:
     return line.rstrip(" \t\r\n") in markers
 
 
-def derived_episode_id(rel_path: str) -> str:
-    """The id of a file without one: stable for its vault-relative path until renamed."""
-    posix = PurePosixPath(rel_path.replace("\\", "/")).as_posix()
-    return "md_" + hashlib.sha1(posix.encode("utf-8")).hexdigest()[:12]
-
-
-def _normalise_body(body: str) -> str:
+def normalise_body(body: str) -> str:
     return body.replace("\r\n", "\n").replace("\r", "\n").strip()
 
 
@@ -126,124 +82,46 @@ def parse_episode(data: bytes | str, *, rel_path: str, mtime: float) -> Episode:
                 "fix the lines between the --- markers",
                 2,
             )
-    body = _normalise_body(parts.body)
+    body = normalise_body(parts.body)
     if not body:
         raise FormatError(
             "episode has no text: write the memory below the front matter", parts.body_line
         )
-    return _Fields(fields, lines).episode(body, rel_path, mtime)
+    return EpisodeFields(fields, lines).episode(body, rel_path, mtime)
 
 
 def _kind(value: object) -> str:
     return "a list" if isinstance(value, list) else f"the text {describe(value)}"
 
 
-class _Fields:
-    """Front-matter values with their lines, turned into typed Episode fields."""
-
-    def __init__(self, data: dict[str, Any], lines: dict[str, int]) -> None:
-        self.data = data
-        self.lines = lines
-
-    def line(self, name: str) -> int:
-        return self.lines.get(name, 1)
-
-    def text(self, name: str, value: object = None, *, nested: bool = False) -> str | None:
-        raw = value if nested else self.data.get(name)
-        if raw is None:
-            return None
-        if not isinstance(raw, str):
-            raise field_error(name, "a short text", raw, self.line(name))
-        return raw.strip() or None
-
-    def convert(self, name: str, fn: Callable[[str], _T], expected: str) -> _T | None:
-        raw = self.text(name)
-        if raw is None:
-            return None
-        try:
-            return fn(raw)
-        except ValueError:
-            raise field_error(name, expected, raw, self.line(name)) from None
-
-    def choice(self, name: str, options: tuple[str, ...]) -> str | None:
-        raw = self.text(name)
-        if raw is not None and raw.lower() not in options:
-            raise field_error(name, "one of " + ", ".join(options), raw, self.line(name))
-        return raw.lower() if raw is not None else None
-
-    def ranged(self, name: str, fn: Callable[[str], _N], low: _N, high: _N, what: str) -> _N | None:
-        value = self.convert(name, fn, what)
-        if value is not None and not low <= value <= high:
-            raise field_error(name, what, self.data[name], self.line(name))
-        return value
-
-    def speaker(self) -> Speaker | None:
-        raw = self.data.get("speaker")
-        if isinstance(raw, dict):
-            sid = self.text("speaker", raw.get("id"), nested=True)
-            name = self.text("speaker", raw.get("name"), nested=True)
-            if sid is None and name is None:
-                raise FormatError(
-                    "speaker needs an id or a name: write speaker: {id: u42, name: Alice}",
-                    self.line("speaker"),
-                )
-            return Speaker(sid or name or "", name)
-        if isinstance(raw, list):
-            raise field_error(
-                "speaker", "a name or {id: ..., name: ...}", raw, self.line("speaker")
-            )
-        sid = self.text("speaker")
-        return Speaker(sid, sid) if sid else None
-
-    def tags(self) -> tuple[str, ...]:
-        raw = self.data.get("tags")
-        if raw is None:
-            return ()
-        items = _TAG_SEPARATORS.split(raw) if isinstance(raw, str) else raw
-        if isinstance(raw, dict) or any(isinstance(i, (list, dict)) for i in items):
-            raise field_error(
-                "tags",
-                "a list like [travel, beijing] or a comma-separated text",
-                raw,
-                self.line("tags"),
-            )
-        cleaned = (item.strip() for item in items if item is not None)
-        return tuple(dict.fromkeys(tag for tag in cleaned if tag))
-
-    def episode(self, body: str, rel_path: str, mtime: float) -> Episode:
-        source = self.choice("source", SOURCES) or DEFAULT_SOURCE
-        created = self.convert("created_at", parse_datetime, _DATETIME)
-        if created is None:
-            # Whole seconds: the value may be written back into the file by an edit.
-            created = datetime.fromtimestamp(math.floor(mtime), UTC)
-        importance = self.ranged("importance", to_int, 1, 5, "an integer from 1 to 5")
-        verified = self.convert("verified", to_bool, "true or false")
-        confidence = self.ranged("confidence", to_float, 0.0, 1.0, "a number from 0 to 1")
-        return Episode(
-            id=self.text("id") or derived_episode_id(rel_path),
-            created_at=created,
-            body=body,
-            speaker=self.speaker(),
-            importance=DEFAULT_IMPORTANCE if importance is None else importance,
-            tags=self.tags(),
-            status=self.choice("status", STATUSES) or "active",
-            key=self.text("key"),
-            category=self.choice("category", CATEGORIES),
-            source=source,
-            verified=default_verified(source) if verified is None else verified,
-            confidence=default_confidence(source) if confidence is None else confidence,
-            expires_at=self.convert("expires_at", parse_datetime, _DATETIME),
-            superseded_by=self.text("superseded_by"),
-            extra=tuple((k, v) for k, v in self.data.items() if k not in FIELD_ORDER),
-        )
-
-
 # --------------------------------------------------------------------------- writing
 
 
 def render_episode(ep: Episode) -> str:
-    """A new episode file: front matter in DESIGN.md 5 order, then the body."""
+    """A new episode file: front matter in DESIGN.md 5 order, then the body.
+
+    Raises ValueError unless the text reads back (parse_episode, the parser sync and `check`
+    use) as exactly `ep`, body line endings aside: a writer can never save a memory that its
+    own reader rejects or reads differently (e.g. a blank speaker id, a padded key).
+    """
     _check(ep)
+    text = _render(ep)
+    try:
+        back = parse_episode(text, rel_path="", mtime=ep.created_at.timestamp())
+    except FormatError as exc:
+        raise ValueError(f"cannot write episode {ep.id}: it would not read back: {exc}") from None
+    wanted = dataclasses.replace(ep, body=normalise_body(ep.body))
+    names = [f.name for f in dataclasses.fields(Episode)]
+    differ = [name for name in names if getattr(back, name) != getattr(wanted, name)]
+    if differ:
+        raise ValueError(
+            f"cannot write episode {ep.id}: {', '.join(differ)} would read back differently "
+            "(blank or padded text?)"
+        )
+    return text
+
+
+def _render(ep: Episode) -> str:
     fields: dict[str, Any] = {"id": ep.id, "created_at": ep.created_at}
     if ep.speaker is not None:
         fields["speaker"] = plain_value(ep.speaker)
@@ -262,14 +140,14 @@ def render_episode(ep: Episode) -> str:
         if name in FIELD_ORDER or name in fields:
             raise ValueError(f"extra field {name!r} clashes with a known or earlier field")
         fields[name] = value
-    return "---\n" + dump(fields) + "---\n" + _normalise_body(ep.body) + "\n"
+    return "---\n" + dump(fields) + "---\n" + normalise_body(ep.body) + "\n"
 
 
 def _check(ep: Episode) -> None:
     # Refuse to write a file that parse_episode (and `memvault check`) would reject.
     problems = [
-        (not ep.id.strip(), "id is empty"),
-        (not _normalise_body(ep.body), "body is empty"),
+        (episode_id_problem(ep.id) is not None, f"id {ep.id[:40]!r} is not valid"),
+        (not normalise_body(ep.body), "body is empty"),
         (type(ep.importance) is not int or not 1 <= ep.importance <= 5, "importance not 1..5"),
         (ep.status not in STATUSES, f"status {ep.status!r}"),
         (ep.source not in SOURCES, f"source {ep.source!r}"),

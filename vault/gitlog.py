@@ -8,6 +8,7 @@ so whatever a person has staged or left unstaged stays exactly as it was.
 from __future__ import annotations
 
 import logging
+import os
 import stat
 import threading
 import time
@@ -17,6 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from dulwich.errors import NotTreeError
+from dulwich.file import FileLocked
+from dulwich.index import IndexEntry
 from dulwich.object_store import commit_tree_changes, tree_lookup_path
 from dulwich.objects import ZERO_SHA, Commit, ObjectID, Tree
 from dulwich.repo import Repo
@@ -59,12 +62,16 @@ def init_repo(root: Path) -> None:
     log.info("git=init root=%s branch=main", root)
 
 
-def commit_paths(root: Path, paths: Sequence[str], message: str) -> str | None:
+def commit_paths(
+    root: Path, paths: Sequence[str], message: str, *, repair_index: bool = False
+) -> str | None:
     """Commit exactly ``paths`` (vault-relative POSIX) as they are on disk now.
 
     Returns the new commit's hex sha, or None when the tree would not change or ``root``
     is not a repository. Raises ValueError for a bad path and GitCommitError when the
-    index stays locked or HEAD keeps moving underneath us.
+    index stays locked or HEAD keeps moving underneath us. ``repair_index`` (making up an
+    interrupted commit) also re-syncs these paths' index entries when HEAD already has
+    them: a process killed between moving HEAD and writing the index left them stale.
     """
     if isinstance(paths, str):
         raise TypeError("paths must be a sequence of paths, not one str")
@@ -86,6 +93,11 @@ def commit_paths(root: Path, paths: Sequence[str], message: str) -> str | None:
             taken = gitrepo.snapshot(repo, root, git_paths)
             sha = _commit(repo, taken, message)
             if sha is None:
+                if repair_index and _stale(entries, taken):
+                    gitrepo.refresh_entries(entries, taken)
+                    gitrepo.write_index(lock, repo, entries, version)
+                    log.info("git=index_repaired root=%s paths=%d", root, len(taken))
+                    return None
                 lock.abort()
                 log.debug("git=noop root=%s paths=%d", root, len(git_paths))
                 return None
@@ -94,6 +106,18 @@ def commit_paths(root: Path, paths: Sequence[str], message: str) -> str | None:
     elapsed_ms = (time.perf_counter() - started) * 1000
     log.info("git=commit sha=%s root=%s paths=%d ms=%.1f", sha[:12], root, len(taken), elapsed_ms)
     return sha
+
+
+def _stale(entries: gitrepo.Entries, taken: Snapshot) -> bool:
+    """Does any index entry of these paths not match the file (as HEAD now has it)?"""
+    for path, snap in taken.items():
+        entry = entries.get(path)
+        if snap is None:
+            if entry is not None:
+                return True
+        elif not isinstance(entry, IndexEntry) or entry.sha != snap[1].id:
+            return True
+    return False
 
 
 def file_history(root: Path, path: str, limit: int = 20) -> list[CommitInfo]:
@@ -151,15 +175,22 @@ def _commit(repo: Repo, taken: Snapshot, message: str) -> str | None:
         # A detached HEAD has no symref chain, so HEAD itself is the ref to move.
         target = refnames[-1] if refnames else b"HEAD"
         kind = b"commit" if head is not None else b"commit (initial)"
-        if repo.refs.set_if_equals(
-            target,
-            head if head is not None else ZERO_SHA,  # None would mean "set unconditionally"
-            commit.id,
-            committer=author,
-            timestamp=now,
-            timezone=tz,
-            message=kind + b": " + body.split(b"\n", 1)[0],
-        ):
+        try:
+            moved = repo.refs.set_if_equals(
+                target,
+                head if head is not None else ZERO_SHA,  # None: "set unconditionally"
+                commit.id,
+                committer=author,
+                timestamp=now,
+                timezone=tz,
+                message=kind + b": " + body.split(b"\n", 1)[0],
+            )
+        except FileLocked as exc:
+            lockfile = os.fsdecode(exc.lockfilename)
+            raise GitCommitError(
+                f"{lockfile} is held by another git process: if no git is running, delete that file"
+            ) from exc
+        if moved:
             return commit.id.decode("ascii")
         log.info("git=retry reason=head_moved ref=%s", target.decode(errors="replace"))
     raise GitCommitError(f"HEAD kept moving during {_CAS_ATTEMPTS} commit attempts")

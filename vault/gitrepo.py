@@ -10,10 +10,8 @@ import os
 import stat
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from dulwich.errors import ChecksumMismatch
-from dulwich.file import FileLocked, GitFile
 from dulwich.index import (
     ConflictedIndexEntry,
     IndexChecksumReader,
@@ -26,8 +24,8 @@ from dulwich.index import (
 from dulwich.objects import Blob
 from dulwich.repo import Repo
 
-if TYPE_CHECKING:
-    from dulwich.file import _GitFile
+from vault import gitlock
+from vault.gitlock import IndexLock
 
 FILE_MODE = 0o100644
 DEFAULT_NAME = b"MemVault"
@@ -55,19 +53,23 @@ def git_path(path: str) -> bytes:
     return os.fsencode(path)
 
 
-def lock_index(index_path: str) -> _GitFile:
-    """Take ``index.lock`` the way git does (O_EXCL), waiting briefly if it is held."""
+def lock_index(index_path: str) -> IndexLock:
+    """Take ``index.lock`` (see vault.gitlock), waiting briefly if it is held.
+
+    A lock left by a dead MemVault process is recovered at once; one held by a person's
+    git (or a live MemVault) is waited for, then reported with what to do.
+    """
     deadline = time.monotonic() + LOCK_WAIT_SECONDS
     while True:
-        try:
-            return GitFile(index_path, "wb")
-        except FileLocked as exc:
-            if time.monotonic() >= deadline:
-                raise GitCommitError(
-                    f"{index_path}.lock is held by another git process; if none is "
-                    "running, delete the lock file"
-                ) from exc
-            time.sleep(0.02)
+        lock = gitlock.try_take(index_path)
+        if lock is not None:
+            return lock
+        holder = gitlock.recover(index_path)
+        if holder is None:
+            continue  # freed (a dead MemVault's lock, or its holder just finished)
+        if time.monotonic() >= deadline:
+            raise GitCommitError(holder.message())
+        time.sleep(0.02)
 
 
 def read_index(repo: Repo) -> tuple[Entries, int | None]:
@@ -93,7 +95,7 @@ def read_index(repo: Repo) -> tuple[Entries, int | None]:
     return entries, version
 
 
-def write_index(lock: _GitFile, repo: Repo, entries: Entries, version: int | None) -> None:
+def write_index(lock: IndexLock, repo: Repo, entries: Entries, version: int | None) -> None:
     """Write ``entries`` into the held lock file; closing the lock installs it."""
     buf = io.BytesIO()
     write_index_dict(buf, entries, version=version, object_format=repo.object_format)

@@ -8,12 +8,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from vault.keys import GLOBAL_USER_KEY, ScopeId, session_key
-from vault.names import UnsafeNameError, encode_name, folder_id, safe_child
+from vault.keys import (
+    GLOBAL_USER_KEY,
+    ScopeId,
+    bot_index_key,
+    index_key,
+    profile_index_key,
+    session_key,
+)
+from vault.links import check_no_link
+from vault.names import IGNORED_SUFFIXES, UnsafeNameError, encode_name, folder_id, safe_child
 
 NOBOT = "_nobot"
 STATE_DIR = ".memvault"
-_IGNORED_SUFFIXES = ("~", ".swp", ".tmp")
+_IGNORED_SUFFIXES = IGNORED_SUFFIXES  # one list: encode_name never makes such a name
 _IGNORED_INNER = tuple(f"{s}/" for s in _IGNORED_SUFFIXES)  # a folder name ending so
 
 
@@ -29,15 +37,29 @@ class FileRole:
     kind: str  # episode | profile | speaker | audit | other
     bot: str | None = None
     session: str | None = None
-    user_key: str | None = None
+    # The injective scope the indexes file it under (vault.keys.index_key for episodes,
+    # profile_index_key for profiles and speakers); None for files the indexes skip.
+    index_key: str | None = None
     speaker: str | None = None
 
     @property
     def session_key(self) -> str | None:
         return session_key(self.bot, self.session) if self.session is not None else None
 
+    @property
+    def user_key(self) -> str | None:
+        """An episode's DISPLAYED L2 key (LangBot's); never a filter, it can collide."""
+        if self.kind != "episode":
+            return None
+        if self.session is None:
+            return f"bot:{self.bot}" if self.bot else GLOBAL_USER_KEY
+        return session_key(self.bot, self.session)
+
 
 class Layout:
+    """Paths of a vault. Every path it builds for a scope is refused (VaultLinkError) when an
+    existing part of it is a symbolic link, so no write or read by path goes through one."""
+
     def __init__(self, root: Path) -> None:
         self.root = root
 
@@ -49,32 +71,39 @@ class Layout:
         if bot == NOBOT:
             raise UnsafeNameError(f"bot id {NOBOT!r} is reserved for memory without a bot")
         bots = self.root / "bots"
-        return bots / NOBOT if bot is None else safe_child(bots, bot, "bot id")
+        if bot is None:
+            return check_no_link(self.root, bots / NOBOT)
+        return self._child(bots, bot, "bot id")
 
     def session_dir(self, scope: ScopeId) -> Path:
-        return safe_child(self.bot_dir(scope.bot) / "sessions", scope.session, "session name")
+        return self._child(self.bot_dir(scope.bot) / "sessions", scope.session, "session name")
+
+    def _child(self, parent: Path, value: str, what: str) -> Path:
+        # The link check first: its message says what to do, safe_child's only "refused".
+        check_no_link(self.root, parent / encode_name(value, what))
+        return safe_child(parent, value, what)
 
     def profile_path(self, scope: ScopeId) -> Path:
-        return self.session_dir(scope) / "profile.yaml"
+        return check_no_link(self.root, self.session_dir(scope) / "profile.yaml")
 
     def speakers_dir(self, scope: ScopeId) -> Path:
-        return self.session_dir(scope) / "speakers"
+        return check_no_link(self.root, self.session_dir(scope) / "speakers")
 
     def speaker_path(self, scope: ScopeId, speaker_id: str) -> Path:
         path = self.speakers_dir(scope) / f"{encode_name(speaker_id, 'speaker id')}.yaml"
-        return path
+        return check_no_link(self.root, path)
 
     def audit_path(self, scope: ScopeId) -> Path:
-        return self.session_dir(scope) / "audit.jsonl"
+        return check_no_link(self.root, self.session_dir(scope) / "audit.jsonl")
 
     def episodes_dir(self, scope: ScopeId) -> Path:
         if scope.isolation == "session":
-            return self.session_dir(scope) / "episodes"
-        return self.bot_dir(scope.bot) / "episodes"
+            return check_no_link(self.root, self.session_dir(scope) / "episodes")
+        return check_no_link(self.root, self.bot_dir(scope.bot) / "episodes")
 
     def new_episode_path(self, scope: ScopeId, episode_id: str, created_at: datetime) -> Path:
         folder = self.episodes_dir(scope) / f"{created_at:%Y}" / f"{created_at:%m}"
-        return folder / f"{encode_name(episode_id, 'episode id')}.md"
+        return check_no_link(self.root, folder / f"{encode_name(episode_id, 'episode id')}.md")
 
     def rel(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
@@ -82,23 +111,40 @@ class Layout:
     def iter_episode_files(self, scope: ScopeId) -> Iterator[Path]:
         yield from iter_markdown(self.episodes_dir(scope))
 
-    def iter_vault_files(self) -> Iterator[Path]:
-        """Every file sync and `check` look at, in a stable order."""
-        bots = self.root / "bots"
-        if bots.is_dir():
-            yield from _walk(bots)
+    def iter_vault_files(self, links: list[str] | None = None) -> Iterator[Path]:
+        """Every file sync and `check` look at, in a stable order; the symbolic links met
+        (never followed) are appended to `links` as vault-relative paths."""
+        yield from _walk_top(self.root, "bots", links)
+
+    def find_links(self) -> list[str]:
+        """Every symbolic link under bots/ (not ignored), vault-relative, sorted."""
+        links: list[str] = []
+        for _ in self.iter_vault_files(links):
+            pass
+        return sorted(links)
 
     def classify(self, path: Path) -> FileRole:
         return classify(self.root, self.rel(path))
 
 
 def iter_markdown(folder: Path) -> Iterator[Path]:
-    if folder.is_dir():
+    if folder.is_dir() and not folder.is_symlink():
         yield from (p for p in _walk(folder) if p.suffix == ".md")
 
 
-def _walk(folder: Path) -> Iterator[Path]:
-    # os.scandir: the entry's cached type saves a stat per file (symlinks still follow).
+def _walk_top(root: Path, rel: str, links: list[str] | None) -> Iterator[Path]:
+    folder = root / rel
+    if folder.is_symlink():
+        if links is not None:
+            links.append(rel)
+        return
+    if folder.is_dir():
+        yield from _walk(folder, rel, links)
+
+
+def _walk(folder: Path, rel: str = "", links: list[str] | None = None) -> Iterator[Path]:
+    # os.scandir: the entry's cached type saves a stat per file. Links are never followed
+    # (vault.links): not into a folder, not to a file.
     try:
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
@@ -107,10 +153,21 @@ def _walk(folder: Path) -> Iterator[Path]:
     for entry in entries:
         if is_ignored(entry.name):
             continue
-        if _is_real_dir(entry):
-            yield from _walk(folder / entry.name)
+        child_rel = f"{rel}/{entry.name}" if rel else entry.name
+        if _is_link(entry):
+            if links is not None:
+                links.append(child_rel)
+        elif _is_real_dir(entry):
+            yield from _walk(folder / entry.name, child_rel, links)
         elif _is_file(entry):
             yield folder / entry.name
+
+
+def _is_link(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_symlink()
+    except OSError:
+        return False
 
 
 def _is_real_dir(entry: os.DirEntry[str]) -> bool:
@@ -122,7 +179,7 @@ def _is_real_dir(entry: os.DirEntry[str]) -> bool:
 
 def _is_file(entry: os.DirEntry[str]) -> bool:
     try:
-        return entry.is_file()
+        return entry.is_file(follow_symlinks=False)
     except OSError:
         return False
 
@@ -140,22 +197,21 @@ def classify(root: Path, rel: str, memo: dict[str, str | None] | None = None) ->
     if parts[1] != NOBOT and bot is None:
         return FileRole("other")
     if parts[2] == "episodes" and parts[-1].endswith(".md") and len(parts) >= 4:
-        key = f"bot:{bot}" if bot else GLOBAL_USER_KEY
-        return FileRole("episode", bot=bot, user_key=key)
+        return FileRole("episode", bot=bot, index_key=bot_index_key(bot))
     if parts[2] != "sessions" or len(parts) < 5:
         return FileRole("other")
     session = _folder_id(root, ids, parts[1], "sessions", parts[3])
     if session is None:
         return FileRole("other")
     tail = parts[4:]
-    skey = session_key(bot, session)
     if tail[0] == "episodes" and len(tail) >= 2 and tail[-1].endswith(".md"):
-        return FileRole("episode", bot=bot, session=session, user_key=skey)
+        return FileRole("episode", bot=bot, session=session, index_key=index_key(bot, session))
+    pkey = profile_index_key(bot, session)
     if tail == ["profile.yaml"]:
-        return FileRole("profile", bot=bot, session=session)
+        return FileRole("profile", bot=bot, session=session, index_key=pkey)
     if len(tail) == 2 and tail[0] == "speakers" and tail[1].endswith(".yaml"):
         speaker = _folder_id(root, ids, parts[1], "sessions", parts[3], "speakers", tail[1][:-5])
-        return FileRole("speaker", bot=bot, session=session, speaker=speaker)
+        return FileRole("speaker", bot=bot, session=session, index_key=pkey, speaker=speaker)
     if tail == ["audit.jsonl"]:
         return FileRole("audit", bot=bot, session=session)
     return FileRole("other", bot=bot, session=session)

@@ -8,6 +8,7 @@ in a dot-file (dot-files are ignored by sync) so listing folders still gives the
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -16,10 +17,14 @@ from pathlib import Path
 MAX_NAME_BYTES = 120
 MAX_ID_CHARS = 1024
 _SAFE = re.compile(r"[A-Za-z0-9._@-]")
+_ALL_SAFE = re.compile(r"[A-Za-z0-9._@-]*")
 # "%h" can never come out of the encoder ("%" itself becomes "%25"), so it marks a hashed name.
 _HASH_MARK = "%h"
 _HASH_LEN = 16
 ID_FILE = ".id"
+# Names ending so are editor droppings and temp files that sync ignores (vault.layout), and
+# so are names starting with "."; an encoded id must never look like one.
+IGNORED_SUFFIXES: tuple[str, ...] = ("~", ".swp", ".tmp")
 
 
 class UnsafeNameError(ValueError):
@@ -37,16 +42,30 @@ def _check_id(value: str, what: str) -> None:
         raise UnsafeNameError(f"{what} is {len(value)} characters long: at most {MAX_ID_CHARS}")
 
 
-def encode_name(value: str, what: str = "id") -> str:
-    """The folder name for an id; the same id always gives the same name."""
-    _check_id(value, what)
-    encoded = "".join(
+@functools.lru_cache(maxsize=4096)  # classify asks once per file; a vault has few scope ids
+def percent_encode(value: str) -> str:
+    """`value` with every character outside [A-Za-z0-9._@-] as %XX UTF-8 escapes: injective,
+    never longer-capped, and never holds `/`, `:`, `~` or a lone `%` (callers join on those)."""
+    if _ALL_SAFE.fullmatch(value):
+        return value  # the usual id (uuid, group_123): one regex instead of one per character
+    return "".join(
         ch if _SAFE.fullmatch(ch) else "".join(f"%{b:02X}" for b in ch.encode("utf-8"))
         for ch in value
     )
+
+
+def encode_name(value: str, what: str = "id") -> str:
+    """The folder name for an id; the same id always gives the same name."""
+    _check_id(value, what)
+    encoded = percent_encode(value)
     # A leading dot would hide the folder from sync and from `ls`.
     if encoded.startswith("."):
         encoded = "%2E" + encoded[1:]
+    # So would an editor-file ending (`group_1.swp`): escape the suffix's first character
+    # (`group_1%2Eswp`), as decode_name reads any escape, so folder_id stays consistent.
+    for suffix in IGNORED_SUFFIXES:
+        if encoded.endswith(suffix):
+            encoded = encoded[: -len(suffix)] + f"%{ord(suffix[0]):02X}" + suffix[1:]
     if len(encoded.encode("ascii")) <= MAX_NAME_BYTES:
         return encoded
     digest = hashlib.sha256(value.encode("utf-8")).hexdigest()[:_HASH_LEN]

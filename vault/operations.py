@@ -8,34 +8,46 @@ operations and a person's own uncommitted edits are never swept into it.
 from __future__ import annotations
 
 import logging
-import secrets
-from collections.abc import Callable, Iterable, Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from vault.episodes import edit_front_matter, render_episode
+from vault import gitlog
+from vault.episode_create import build_episode, create_episode_file
+from vault.episodes import edit_front_matter
 from vault.keys import ScopeId
-from vault.model import CATEGORIES, SOURCES, Episode, Profile, Speaker, default_confidence
+from vault.model import Episode, Profile, Speaker
 from vault.profile_ops import update_profile
-from vault.safewrite import VaultLock, create_new, rewrite
+from vault.safewrite import ConflictError, VaultLock, remove_file, rewrite
 from vault.store import BadRequestError, StoredEpisode, VaultReader
-from vault.transaction import Txn, finish, notify, now_utc
+from vault.transaction import (
+    CommitFailure,
+    Txn,
+    finish,
+    journaled,
+    notify,
+    now_utc,
+    recover_on_open,
+)
 
 log = logging.getLogger(__name__)
 
-MAX_EPISODE_CHARS = 20_000
-MAX_TAGS = 20
 
+@dataclass(frozen=True)
+class Forgotten:
+    """A forgotten episode; `kept` is the commit that first saved changes git did not hold."""
 
-def unique_tags(tags: Iterable[str]) -> tuple[str, ...]:
-    """Tags stripped, blanks and repeats dropped (first spelling kept), at most MAX_TAGS."""
-    out = tuple(dict.fromkeys(t.strip() for t in tags if t and t.strip()))
-    if len(out) > MAX_TAGS:
-        raise BadRequestError(f"{len(out)} tags: use at most {MAX_TAGS}")
-    return out
+    episode: Episode
+    rel: str
+    kept: str | None = None
+
+    @property
+    def id(self) -> str:
+        return self.episode.id
 
 
 class Vault(VaultReader):
@@ -49,15 +61,30 @@ class Vault(VaultReader):
         # Called with the vault-relative paths an operation wrote, once it is done: the
         # indexer hooks in here so a write is searchable when the call returns.
         self.on_written: Callable[[list[str]], None] | None = None
+        self._recovered = False
+        self._last = threading.local()
+
+    @property
+    def commit_failure(self) -> CommitFailure | None:
+        """Why this thread's last operation saved its files but could not commit them."""
+        return getattr(self._last, "failure", None)
 
     @contextmanager
     def operation(
         self, scope: ScopeId, name: str, *, source: str, query_id: int | str | None = None
     ) -> Iterator[Txn]:
+        # Every operation ends by writing the session's audit log: a session name that can
+        # have no folder must refuse now, before (with isolation bot) an episode is written.
+        self.layout.audit_path(scope)
         with self.lock.hold():
-            txn = Txn(scope, source, query_id)
-            yield txn
-            finish(txn, name, self.layout, git=self.git)
+            if not self._recovered:  # under the lock: no other MemVault writer is mid-write
+                recover_on_open(self.layout, git=self.git)
+                self._recovered = True
+            txn = Txn(scope, source, query_id, name=name, git=self.git)
+            with journaled(txn, self.layout):
+                yield txn
+                finish(txn, name, self.layout, git=self.git)
+            self._last.failure = txn.commit_failure(self.layout)
         if self.on_written is not None and txn.written:
             notify(self.on_written, sorted({self.layout.rel(p) for p in txn.written}))
 
@@ -95,7 +122,7 @@ class Vault(VaultReader):
         audit_as: str | None = None,
     ) -> Episode:
         """Write a new episode file inside `txn`; a `key` supersedes older active episodes."""
-        episode = self._create_episode_file(txn.scope, episode, episode_id, txn)
+        episode = create_episode_file(self.layout, txn.scope, episode, episode_id, txn)
         if audit_as:
             txn.record(audit_as, "episode", episode.id, episode.body)
         if episode.key and episode.status == "active":
@@ -117,52 +144,19 @@ class Vault(VaultReader):
         created_at: datetime | None,
         status: str,
     ) -> Episode:
-        body = (text or "").strip()
-        if not body:
-            raise BadRequestError("content is empty: say what to remember")
-        if len(body) > MAX_EPISODE_CHARS:
-            raise BadRequestError(
-                f"content is {len(body)} characters: keep one memory under {MAX_EPISODE_CHARS}"
-            )
-        if (
-            isinstance(importance, bool)
-            or not isinstance(importance, int)
-            or not 1 <= importance <= 5
-        ):
-            raise BadRequestError(f"importance must be an integer from 1 to 5 (got {importance!r})")
-        if category is not None and category not in CATEGORIES:
-            raise BadRequestError(f"category must be one of {', '.join(CATEGORIES)}")
-        if source not in SOURCES:
-            raise BadRequestError(f"source must be one of {', '.join(SOURCES)}")
-        clean_tags = unique_tags(tags)
-        return Episode(
-            id="",
-            created_at=(created_at or self.clock()).astimezone(UTC),
-            body=body,
-            speaker=speaker,
-            importance=importance,
-            tags=clean_tags,
-            status=status,
-            key=(key or "").strip() or None,
-            category=category,
-            source=source,
-            verified=source == "user",
-            confidence=default_confidence(source),
+        """A checked new episode (id still empty), dated by this vault's clock if undated."""
+        return build_episode(
+            text,
+            speaker,
+            tags,
+            importance,
+            key,
+            category,
+            source,
+            created_at,
+            status,
+            clock=self.clock,
         )
-
-    def _create_episode_file(
-        self, scope: ScopeId, episode: Episode, episode_id: str | None, txn: Txn
-    ) -> Episode:
-        for _ in range(20):
-            new_id = episode_id or f"ep_{episode.created_at:%Y%m%d}_{secrets.token_hex(3)}"
-            candidate = replace(episode, id=new_id)
-            path = self.layout.new_episode_path(scope, new_id, candidate.created_at)
-            if create_new(path, render_episode(candidate).encode("utf-8")):
-                txn.written.append(path)
-                return candidate
-            if episode_id:
-                raise BadRequestError(f"an episode file {new_id} already exists: pick another id")
-        raise RuntimeError("could not find a free episode id after 20 tries")
 
     def _set_status(
         self,
@@ -230,15 +224,45 @@ class Vault(VaultReader):
         *,
         source: str = "user",
         query_id: int | str | None = None,
-    ) -> Episode:
-        """Delete the episode's file (git history still has it: `git log -- <path>`)."""
+    ) -> Forgotten:
+        """Delete the episode's file (git history still has it: `git log -- <path>`).
+
+        Bytes git does not hold yet (a person's uncommitted edit, a file written by hand) are
+        committed first, alone, so the delete never loses them; if that commit fails, nothing
+        is deleted. Without git (`--no-git`, no repository) a forget is final.
+        """
         with self.lock.hold():
             stored = self.find_episode(scope, episode_id)
             with self.operation(scope, "forget", source=source, query_id=query_id) as txn:
-                stored.path.unlink()
+                # Inside the operation: after its start-up recovery (a stale git lock), and a
+                # failure here ends it before anything is deleted or logged.
+                kept = self.keep_in_git(stored)
+                note = f" (its uncommitted changes are kept in commit {kept[:12]})" if kept else ""
+                remove_file(stored.path)
                 txn.written.append(stored.path)
-                txn.record("forget", "episode", stored.episode.id, stored.episode.body)
-        return stored.episode
+                txn.record("forget", "episode", stored.episode.id, stored.episode.body + note)
+        return Forgotten(stored.episode, stored.rel, kept)
+
+    def keep_in_git(self, stored: StoredEpisode) -> str | None:
+        """Commit the file alone if git does not hold its bytes yet; call under the lock,
+        before deleting it. Returns that commit's sha (None: nothing to keep, or no git)."""
+        if not self.git:
+            return None
+        message = (
+            f"keep {stored.rel} before forget\n\nIt had changes git did not hold yet (a "
+            f"person's edit?); `git show <this commit>:{stored.rel}` gives them back.\n"
+        )
+        try:  # None when git already holds these bytes (or the vault is no repository)
+            kept = gitlog.commit_paths(self.root, [stored.rel], message)
+        except (gitlog.GitCommitError, OSError) as exc:
+            raise ConflictError(
+                f"{stored.rel} has changes git does not hold yet, and committing them before "
+                f"the delete failed ({exc}): nothing was deleted; retry, or commit or delete "
+                "the file by hand"
+            ) from exc
+        if kept:
+            log.warning("op=forget_kept_uncommitted path=%s commit=%s", stored.rel, kept[:12])
+        return kept
 
     # -- profiles -----------------------------------------------------------------------
 

@@ -87,22 +87,41 @@ def _write_profile(path: Path, rel: str, transform: Any, expected_hash: str | No
     rewrite(path, transform, expected_hash=expected_hash)
 
 
-def import_profile(vault: Vault, txn: Txn, profiles: list[Any]) -> bool:
-    """Write exported profiles whose file does not exist here yet; never merge over one."""
-    wrote = False
+def _profile_targets(profiles: list[Any]) -> list[tuple[dict[str, Any], str | None]]:
+    """(entry, speaker id or None for the session) of each importable profile entry."""
+    targets: list[tuple[dict[str, Any], str | None]] = []
     for entry in profiles:
         if not isinstance(entry, dict) or not isinstance(entry.get("profile"), dict):
             continue
-        speaker = str(entry.get("sender_id") or "") if entry.get("type") == "speaker" else None
+        sender = str(entry.get("sender_id") or "").strip()  # as the parser reads ids back
+        speaker = sender if entry.get("type") == "speaker" else None
         if entry.get("type") == "speaker" and not speaker:
             continue
+        targets.append((entry, speaker))
+    return targets
+
+
+def check_profile_targets(vault: Vault, scope: ScopeId, profiles: list[Any]) -> None:
+    """Refuse (UnsafeNameError) a speaker id that can have no file, before anything is
+    written: an import is validated whole, even a profile that would turn out blank."""
+    for _, speaker in _profile_targets(profiles):
+        vault.profile_path(scope, speaker)
+
+
+def import_profile(vault: Vault, txn: Txn, profiles: list[Any]) -> bool:
+    """Write exported profiles whose file does not exist here yet; never merge over one."""
+    wrote = False
+    for entry, speaker in _profile_targets(profiles):
         raw = entry["profile"]
-        profile = Profile(
+        given = Profile(
             name=str(raw.get("name") or "") or None,
             traits=tuple(str(t) for t in raw.get("traits") or ())[:20],
             preferences=tuple(str(p) for p in raw.get("preferences") or ())[:10],
             notes=str(raw.get("notes") or "")[:2000] or None,
         )
+        # As the parser reads it back (blank items and names dropped, text stripped): what
+        # is written is exactly what is read, and a profile of blanks is not written at all.
+        profile = parse_profile(render_profile(given), rel_path="")
         if profile.is_empty():
             continue
         path = vault.profile_path(txn.scope, speaker or None)

@@ -14,15 +14,19 @@ import fcntl
 import hashlib
 import logging
 import os
-import secrets
 import threading
 import time
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from pathlib import Path
+
+from vault.tempfiles import temp_path
 
 log = logging.getLogger(__name__)
 
 LOCK_TIMEOUT_S = 30.0
+# link() errors that mean "no hard links here", not a failure of this write.
+NO_LINKS = (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK)
 MAX_REWRITE_ATTEMPTS = 5
 
 
@@ -32,6 +36,13 @@ class ConflictError(RuntimeError):
 
 class LockTimeoutError(RuntimeError):
     pass
+
+
+class DiskFullError(OSError):
+    """The disk (or quota) had no room for a write; nothing was changed."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
 
 
 def content_hash(data: bytes) -> str:
@@ -46,21 +57,65 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+# Told about every file a write is about to change, before it changes (the vault's
+# operations journal it, so a writer killed mid-operation still gets its files committed).
+_intent: ContextVar[Callable[[Path], None] | None] = ContextVar("memvault_intent", default=None)
+
+
+@contextlib.contextmanager
+def announcing(callback: Callable[[Path], None]) -> Iterator[None]:
+    """Within this block (this thread/task), call `callback(target)` before each write."""
+    token = _intent.set(callback)
+    try:
+        yield
+    finally:
+        _intent.reset(token)
+
+
+def _announce(target: Path) -> None:
+    callback = _intent.get()
+    if callback is not None:
+        callback(target)
+
+
+def remove_file(target: Path) -> None:
+    """Delete `target`, announced like a write."""
+    _announce(target)
+    target.unlink()
+
+
 def _write_temp(target: Path, data: bytes) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
-    # Leading dot and .tmp suffix: sync and the watcher ignore it (DESIGN.md 2).
-    tmp = target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    tmp = temp_path(target)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
-        os.write(fd, data)
+        _write_all(fd, data)
         os.fsync(fd)
-    finally:
+    except BaseException as exc:
+        # A full disk (ENOSPC) fails here on every write: leave no temp file behind.
         os.close(fd)
+        tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise DiskFullError(
+                exc.errno,
+                f"no space left on the device to write {target}: nothing was changed; "
+                "free some space and retry",
+            ) from exc
+        raise
+    os.close(fd)
     return tmp
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    # os.write may write less than asked (a signal, a nearly full disk): loop until done.
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def atomic_write(target: Path, data: bytes) -> None:
     """Replace (or create) `target` with `data` in one rename."""
+    _announce(target)
     tmp = _write_temp(target, data)
     try:
         os.replace(tmp, target)
@@ -72,22 +127,31 @@ def atomic_write(target: Path, data: bytes) -> None:
 
 def create_new(target: Path, data: bytes) -> bool:
     """Create `target` only if nothing is there; False if a file already holds the name."""
+    if os.path.lexists(target):
+        return False  # not announced: the name is someone else's file
+    _announce(target)
     tmp = _write_temp(target, data)
     try:
         # link() refuses to replace, unlike rename(): a file someone just made there survives.
         os.link(tmp, target)
     except FileExistsError:
         return False
-    except OSError:
+    except OSError as exc:
+        if exc.errno not in NO_LINKS:
+            raise
         # No hard links on this file system: exclusive create, then the content.
         try:
             fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         except FileExistsError:
             return False
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            target.unlink(missing_ok=True)  # ours (made exclusively above) and incomplete
+            raise
+        os.close(fd)
     finally:
         tmp.unlink(missing_ok=True)
     fsync_dir(target.parent)
@@ -120,6 +184,7 @@ def rewrite(
         after = transform(before)
         if after == before:
             return before
+        _announce(target)
         tmp = _write_temp(target, after)
         try:
             if before_replace is not None:
@@ -137,7 +202,7 @@ def rewrite(
 
 
 def _swap_if_unchanged(target: Path, expected: bytes, new: Path) -> bool:
-    aside = target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.old.tmp"
+    aside = temp_path(target, ".old")
     try:
         os.rename(target, aside)
     except FileNotFoundError:
@@ -150,10 +215,16 @@ def _swap_if_unchanged(target: Path, expected: bytes, new: Path) -> bool:
             os.link(new, target)
         except FileExistsError:
             return False  # a person saved while the path was free: theirs stays
-        except OSError:
+        except OSError as exc:
+            if exc.errno not in NO_LINKS:
+                raise
             os.replace(new, target)  # no hard links on this file system: plain rename
         return True
     finally:
+        # The moved-aside file may be the only copy (link/rename failed, e.g. ENOSPC):
+        # put it back before letting it go.
+        if not os.path.lexists(target):
+            _link_back(aside, target)
         aside.unlink(missing_ok=True)
 
 

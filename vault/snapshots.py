@@ -12,25 +12,30 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from vault.keys import ScopeId
 from vault.layout import STATE_DIR
 from vault.names import encode_name
 
 SNAPSHOT_DIR = "snapshots"
 
 
-def snapshot_path(vault_root: Path, session_key: str) -> Path:
-    """`<vault>/.memvault/snapshots/<encoded session_key>.json` (derived state, not memory)."""
-    name = encode_name(session_key, "session key")
+def snapshot_path(vault_root: Path, scope: ScopeId) -> Path:
+    """`<vault>/.memvault/snapshots/<encoded key>.json` (derived state, not memory).
+
+    Named by the session's injective key (ScopeId.profile_key), never by its session_key:
+    bot `a:b` + `group_1` and bot `a` + `b:group_1` share a session_key, and one chat's
+    `!memory` would show the memory injected into the other."""
+    name = encode_name(scope.profile_key, "session key")
     return vault_root / STATE_DIR / SNAPSHOT_DIR / f"{name}.json"
 
 
-def write_snapshot(vault_root: Path, session_key: str, snapshot: Mapping[str, Any]) -> Path:
+def write_snapshot(vault_root: Path, scope: ScopeId, snapshot: Mapping[str, Any]) -> Path:
     """Replace the scope's last injection snapshot in one rename.
 
     No fsync: the snapshot is a view of the last turn, rewritten every turn; losing it in a
     power cut costs nothing, and an fsync would cost milliseconds on every message.
     """
-    target = snapshot_path(vault_root, session_key)
+    target = snapshot_path(vault_root, scope)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     try:
@@ -41,10 +46,10 @@ def write_snapshot(vault_root: Path, session_key: str, snapshot: Mapping[str, An
     return target
 
 
-def read_snapshot(vault_root: Path, session_key: str) -> dict[str, Any] | None:
+def read_snapshot(vault_root: Path, scope: ScopeId) -> dict[str, Any] | None:
     """The scope's last injection snapshot, or None if there is none (or it is unreadable)."""
     try:
-        data = json.loads(snapshot_path(vault_root, session_key).read_text(encoding="utf-8"))
+        data = json.loads(snapshot_path(vault_root, scope).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

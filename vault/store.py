@@ -6,21 +6,23 @@ so one bad hand edit cannot hide the rest of the vault.
 
 from __future__ import annotations
 
-import re
+from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from vault.episode_fields import clean_text
 from vault.episodes import parse_episode
+from vault.ids import episode_id_problem
 from vault.keys import ScopeId
 from vault.layout import Layout
+from vault.links import read_vault_file
 from vault.model import STATUSES, Episode, FormatError, Problem, Profile
 from vault.names import decode_name, is_hashed
 from vault.profiles import parse_profile
 from vault.safewrite import content_hash
 
-# Episode ids come from chat (tools, commands): refuse anything that is not a plain token.
-_EPISODE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,127}")
 PAGE_SIZE = 10
 
 
@@ -32,14 +34,67 @@ class BadRequestError(ValueError):
     """Input from a person or a model that cannot be used; the message says how to fix it."""
 
 
+class AmbiguousIdError(BadRequestError):
+    """Two files of one scope state the same id: acting on either could hit the wrong one."""
+
+
 def check_episode_id(value: str) -> str:
+    """An id from chat, the CLI or the console, by the same rule `check` applies to files."""
     text = (value or "").strip()
-    if not _EPISODE_ID.fullmatch(text):
+    problem = episode_id_problem(text)
+    if problem is not None:
         raise BadRequestError(
-            f"episode id {value[:40]!r} is not valid: use the id shown by list or search, "
-            "e.g. ep_20261130_7f3a9c"
+            f"episode id {value[:40]!r} is not valid: {problem}; use the id shown by list or "
+            "search, e.g. ep_20261130_7f3a9c"
         )
     return text
+
+
+def check_speaker_id(value: str) -> str:
+    """A speaker id as the parser reads it back (stripped); a blank one is refused."""
+    text = clean_text(value)
+    if text is None:
+        raise BadRequestError(
+            f"speaker id {value[:40]!r} is blank: pass the sender's id, or no speaker at all"
+        )
+    return text
+
+
+def ambiguous_id_message(episode_id: str, rels: list[str]) -> str:
+    """What operations (and sync/status/check) say about an id stated by several files."""
+    return (
+        f"episode id {episode_id} is used by {len(rels)} files: {', '.join(rels)}; nothing "
+        "was changed: give one of the copies a new id (edit its id: line) or delete one of "
+        "them by hand, then retry"
+    )
+
+
+def episodes_folder(rel: str) -> str:
+    """The episodes folder (one per L2 scope) an episode's vault-relative path is under."""
+    parts = rel.split("/")
+    return "/".join(parts[:3] if parts[2:3] == ["episodes"] else parts[:5])
+
+
+def duplicate_problems(episodes: Iterable[tuple[str, str]]) -> list[Problem]:
+    """One Problem per file whose (path, id) shares its id with another file of its scope:
+    the one wording `check`, sync and `status` report, naming every other copy."""
+    paths: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for rel, episode_id in episodes:
+        paths[(episodes_folder(rel), episode_id)].append(rel)
+    problems = []
+    for (_, episode_id), rels in paths.items():
+        for rel in rels if len(rels) > 1 else ():
+            others = ", ".join(r for r in sorted(rels) if r != rel)
+            problems.append(
+                Problem(
+                    rel,
+                    1,
+                    f"episode id {episode_id} is also used by {others}: show, forget and "
+                    "archive refuse this id until you give one of the copies a new id (edit "
+                    "its id: line) or delete one of them by hand",
+                )
+            )
+    return sorted(problems, key=lambda p: p.path)
 
 
 @dataclass(frozen=True)
@@ -77,9 +132,9 @@ def page_of(
 
 
 def read_episode_file(layout: Layout, path: Path) -> StoredEpisode:
-    data = path.read_bytes()
     rel = layout.rel(path)
-    episode = parse_episode(data, rel_path=rel, mtime=path.stat().st_mtime)
+    data, st = read_vault_file(layout.root, rel)  # never through a symbolic link
+    episode = parse_episode(data, rel_path=rel, mtime=st.st_mtime)
     return StoredEpisode(episode, path, rel, content_hash(data))
 
 
@@ -105,9 +160,12 @@ class VaultReader:
     def find_episode(self, scope: ScopeId, episode_id: str) -> StoredEpisode:
         wanted = check_episode_id(episode_id)
         episodes, _ = self.load_episodes(scope)
-        for stored in episodes:
-            if stored.episode.id == wanted:
-                return stored
+        found = sorted((s for s in episodes if s.episode.id == wanted), key=lambda s: s.rel)
+        if len(found) > 1:
+            # A person copied the file (and maybe edited the copy): never guess which is meant.
+            raise AmbiguousIdError(ambiguous_id_message(wanted, [s.rel for s in found]))
+        if found:
+            return found[0]
         raise NotFoundError(
             f"no episode {wanted} in {scope.label()}: run `memvault list` to see the ids here"
         )
@@ -125,15 +183,18 @@ class VaultReader:
 
     def profile_path(self, scope: ScopeId, speaker: str | None = None) -> Path:
         if speaker:
-            return self.layout.speaker_path(scope, speaker)
+            return self.layout.speaker_path(scope, check_speaker_id(speaker))
         return self.layout.profile_path(scope)
 
     def read_profile(self, scope: ScopeId, speaker: str | None = None) -> Profile:
         """The profile, or an empty one if the file does not exist yet."""
         path = self.profile_path(scope, speaker)
-        if not path.exists():
+        rel = self.layout.rel(path)
+        try:
+            data, _ = read_vault_file(self.root, rel)  # never through a symbolic link
+        except (FileNotFoundError, NotADirectoryError):
             return Profile()
-        return parse_profile(path.read_bytes(), rel_path=self.layout.rel(path))
+        return parse_profile(data, rel_path=rel)
 
     def list_speakers(self, scope: ScopeId) -> list[str]:
         folder = self.layout.speakers_dir(scope)

@@ -12,7 +12,7 @@ from typing import Any
 from vault.keys import ScopeId
 from vault.model import STATUSES, Speaker
 from vault.operations import Vault
-from vault.profile_ops import import_profile
+from vault.profile_ops import check_profile_targets, import_profile
 from vault.store import BadRequestError, check_episode_id
 from vault.views import episode_export, iso, profile_json
 from vault.yamlio import parse_datetime
@@ -123,6 +123,9 @@ def import_payload(
     the same file twice does not duplicate memories; other ids are kept when free.
     """
     parsed = [_parse_item(item, n) for n, item in enumerate(_episodes_of(payload), start=1)]
+    profiles = payload.get("profiles") if isinstance(payload, dict) else None
+    if isinstance(profiles, list):
+        check_profile_targets(vault, scope, profiles)
     imported: list[str] = []
     skipped = 0
     with vault.operation(scope, "import", source=source) as txn:
@@ -148,8 +151,8 @@ def import_payload(
             existing[episode.id] = episode.body
             imported.append(episode.id)
         merged = False
-        if isinstance(payload, dict) and isinstance(payload.get("profiles"), list):
-            merged = import_profile(vault, txn, payload["profiles"])
+        if isinstance(profiles, list):
+            merged = import_profile(vault, txn, profiles)
         summary = f"Imported {len(imported)} L2 episode(s), skipped {skipped}"
         txn.record("import", "episode", scope.session_key, summary)
     return {"imported": len(imported), "skipped": skipped, "ids": imported, "profile": merged}

@@ -42,7 +42,7 @@ def run_memvault(
             lat: list[float] = []
             for row in rows:
                 request = SearchRequest(query=str(row["question"]),
-                                        user_key=ScopeId(None, str(row["scope"])).user_key,
+                                        index_key=ScopeId(None, str(row["scope"])).index_key,
                                         top_k=top_k, mode="hybrid")  # fmt: skip
                 q0 = time.perf_counter()
                 hits = hybrid_search(request, backends, engine.lookup)

@@ -66,7 +66,7 @@ def run_systems(
                 for row in rows:
                     request = SearchRequest(
                         query=str(row["question"]),
-                        user_key=ScopeId(None, str(row["scope"])).user_key,
+                        index_key=ScopeId(None, str(row["scope"])).index_key,
                         top_k=top_k,
                         mode=system.mode,
                         fusion=system.fusion,

@@ -46,7 +46,7 @@ def collect(refresh: bool = False) -> dict[str, dict[str, Any]]:
             with Engine.open(root, cache_path=EMB) as engine:
                 engine.reconcile()
                 for row in rows:
-                    key = ScopeId(None, str(row["scope"])).user_key
+                    key = ScopeId(None, str(row["scope"])).index_key
                     q = str(row["question"])
                     text = engine.text.search(q, key, 200, kinds=("episode",))
                     vec = engine.vector.search(q, key, 100000, kinds=("episode",))

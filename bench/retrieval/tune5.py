@@ -81,7 +81,7 @@ class Ctx:
         ]
         if not should:
             return []
-        scope = tantivy.Query.const_score_query(tantivy.Query.term_query(s, "user_key", key), 0.0)
+        scope = tantivy.Query.const_score_query(tantivy.Query.term_query(s, "index_key", key), 0.0)
         q = tantivy.Query.boolean_query(
             [
                 (tantivy.Occur.Must, scope),
@@ -104,7 +104,7 @@ def collect(ds: Dataset, engine: Engine, ctx: Ctx) -> list[Q]:
     vec = engine.vector
     out = []
     for row in queries(ds):
-        key = ScopeId(None, str(row["scope"])).user_key
+        key = ScopeId(None, str(row["scope"])).index_key
         text = str(row["question"])
         thits = engine.text.search(text, key, 200, kinds=("episode",))
         for h in thits:

@@ -137,7 +137,7 @@ def test_search_explains_each_score(ctx):
 
 def test_injection_snapshot_is_per_chat(ctx):
     assert call(ctx, "/injection", scope=scope_body(A)) is None
-    write_snapshot(ctx.vault.root, A.session_key, {"chars": 42, "episodes": ["ep_1"]})
+    write_snapshot(ctx.vault.root, A, {"chars": 42, "episodes": ["ep_1"]})
     assert call(ctx, "/injection", scope=scope_body(A))["chars"] == 42
     assert call(ctx, "/injection", scope=scope_body(B)) is None
 

@@ -435,11 +435,12 @@ def test_inside_langbot_sandboxed_blob_iframe(
 
 
 def test_injection_snapshot_and_broken_files(page: Page, seeded: Seeded) -> None:
+    from vault.keys import ScopeId
     from vault.snapshots import write_snapshot
 
     write_snapshot(
         seeded.root,
-        f"{BOT}:{OTHER}",
+        ScopeId(BOT, OTHER),
         {
             "recorded_at": "2026-11-30T04:20:00Z",
             "speaker": {"id": "u5", "name": "Dana"},

@@ -55,8 +55,8 @@ def test_query_vectors_match_document_vectors(vault) -> None:
     make_vault(vault.root)
     with Engine.open(vault.root) as engine:
         engine.reconcile()
-        best = engine.vector.search(FACTS[1], SCOPE.user_key, 1)[0]
+        best = engine.vector.search(FACTS[1], SCOPE.index_key, 1)[0]
         text = engine.lookup(best.chunk_id).text
         assert FACTS[1] in text
-        again = engine.vector.search(text, SCOPE.user_key, 1)[0]
+        again = engine.vector.search(text, SCOPE.index_key, 1)[0]
         assert again.chunk_id == best.chunk_id and again.score > 0.999

@@ -31,7 +31,7 @@ def corpus() -> list[ChunkDoc]:
 
 
 def exact(model, docs: list[ChunkDoc], query: str, k: int) -> list[int]:
-    allowed = [d for d in docs if d.user_key == KEY and d.status == "active"]
+    allowed = [d for d in docs if d.index_key == KEY and d.status == "active"]
     rows = model.embed_documents([d.text for d in allowed])
     scores = rows @ model.embed_query(query)
     return [allowed[i].chunk_id for i in np.argsort(-scores, kind="stable")[:k]]

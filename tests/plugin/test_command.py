@@ -12,6 +12,7 @@ from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 
 from tests.conftest import git
 from tests.plugin.fakehost import FakeHost, started_plugin
+from vault.keys import ScopeId
 from vault.model import Speaker
 from vault.safewrite import ConflictError, LockTimeoutError
 from vault.snapshots import write_snapshot
@@ -58,7 +59,7 @@ def probe_leftovers(root: Path) -> list[str]:
 async def test_overview_counts_profiles_isolation_and_vault(plugin, host):
     cmd = command(plugin)
     vault, _ = plugin.memory.require()
-    remember(plugin, "Alice likes green tea", speaker="u1")
+    remember(plugin, "Alice likes green tea", speaker=Speaker("u1", "u1"))
     b = remember(plugin, "Bob works at the harbour")
     remember(plugin, "Carol lives in Lyon", key="carol.city")
     remember(plugin, "Carol lives in Paris now", key="carol.city")  # supersedes Lyon
@@ -87,7 +88,7 @@ async def test_overview_counts_profiles_isolation_and_vault(plugin, host):
     )
     write_snapshot(
         vault.root,
-        "bot-1:group_123",
+        ScopeId("bot-1", "group_123"),
         {"recorded_at": "2026-11-30T10:00:00Z", "episode_count": 2, "injection_chars": 321},
     )
     assert "Last injection: 2026-11-30T10:00:00Z, 2 episode(s), 321 chars" in (
@@ -226,7 +227,8 @@ async def test_superseded_and_archived_lists(plugin, host):
 # -- show, forget, archive, restore: ids from chat are untrusted ------------------------
 
 
-BAD_IDS = ["../x", "..", "a/b", "%2e%2e", "-rf"]
+# `a/b` is a valid id (vault.ids: benchmark ids look like `conv-26/D1:3`); `..` parts are not.
+BAD_IDS = ["../x", "..", "a/../b", "%2e%2e", "-rf"]
 
 
 async def test_show_and_bad_ids(plugin, host):

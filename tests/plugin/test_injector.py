@@ -10,6 +10,7 @@ import pytest
 from langbot_plugin.api.entities import events
 
 from tests.plugin.fakehost import FakeHost, started_plugin
+from vault.keys import ScopeId
 from vault.model import Speaker
 from vault.snapshots import read_snapshot
 
@@ -250,7 +251,7 @@ async def test_a_record_cannot_break_out_of_the_fence(plugin, opted_in):
 async def test_snapshot_records_what_was_injected(plugin, opted_in):
     episode = remember(plugin, "Alice's flight to Tokyo is on Tuesday")
     await turn(plugin, opted_in, "Tokyo flight", query_id=42)
-    snap = read_snapshot(plugin.memory.settings.vault_path, "bot-1:group_A")
+    snap = read_snapshot(plugin.memory.settings.vault_path, ScopeId("bot-1", "group_A"))
     assert snap["query_id"] == 42 and snap["session_name"] == "group_A"
     assert snap["scope_key"] == snap["user_key"] == "bot-1:group_A"
     assert snap["kb_id"] == KB and snap["naive_rag_suppressed"] is True

@@ -164,7 +164,7 @@ def overview(call: Call) -> str:
     )
     if problems:
         lines.append(f"Unreadable episode files: {len(problems)} (see !memory health)")
-    snapshot = read_snapshot(call.v.root, scope.session_key)
+    snapshot = read_snapshot(call.v.root, scope)
     if snapshot:
         lines.append(
             f"Last injection: {snapshot.get('recorded_at') or '?'}, "
@@ -282,8 +282,13 @@ def show(call: Call) -> str:
 def forget(call: Call) -> str:
     raw = one_id(call, "Usage: !memory forget <episode_id>")
     find(call, raw)  # the not-found reply, before the vault's own error
-    episode = call.v.forget(call.scope, raw, source="user", query_id=call.query_id)
-    return f"[Memory] Episode {episode.id} deleted."
+    gone = call.v.forget(call.scope, raw, source="user", query_id=call.query_id)
+    if gone.kept:  # a person's uncommitted edit: kept in git before the delete, say so
+        return (
+            f"[Memory] Episode {gone.id} deleted. Its file had uncommitted changes: they were "
+            f"committed first ({gone.kept[:12]}), so git can restore them."
+        )
+    return f"[Memory] Episode {gone.id} deleted."
 
 
 def _set_status(call: Call, verb: str, status: str) -> str:

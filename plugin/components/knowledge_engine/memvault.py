@@ -142,21 +142,21 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
         def search() -> list[SearchResult]:
             request = SearchRequest(
                 query=query,
-                user_key=scope.user_key,
+                index_key=scope.index_key,
                 top_k=top_k,
                 speaker_id=sender,
                 now=now,
                 weights=weights,
             )
             has_library = library is not None and vault.layout.episodes_dir(library).is_dir()
-            return ks.search_with(engine, request, [library.user_key] if has_library else [])
+            return ks.search_with(engine, request, [library.index_key] if has_library else [])
 
         try:
             found = await memory.run(search)
         except Exception as exc:  # noqa: BLE001 - a failed search must not fail the turn
             log.warning("memvault=retrieve_failed kb=%s error=%r", kb_id, str(exc))
             return RetrievalResponse(results=[], total_found=0)
-        results = [self._entry(r, now, sender, scope) for r in found[:top_k]]
+        results = [self._entry(r, now, sender, scope, library) for r in found[:top_k]]
         log.info(
             "memvault=retrieve kb=%s scope=%s top_k=%d results=%d found=%d ms=%.1f",
             kb_id,
@@ -169,9 +169,13 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
         return RetrievalResponse(results=results, total_found=len(found))
 
     @staticmethod
-    def _entry(result: SearchResult, now: int, sender: str, scope: ScopeId) -> RetrievalResultEntry:
+    def _entry(
+        result: SearchResult, now: int, sender: str, scope: ScopeId, library: ScopeId | None
+    ) -> RetrievalResultEntry:
         doc = result.doc
-        origin = "chat" if doc.user_key == scope.user_key else "library"
+        # By the injective index key: LangBot's user_key of a library could equal a chat's.
+        origin = "chat" if doc.index_key == scope.index_key else "library"
+        shown = library if origin == "library" and library is not None else scope
         components = {
             k: v
             for k, v in result.explain.items()
@@ -189,7 +193,7 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
             "importance": doc.importance,
             "status": doc.status,
             "created_at": created if doc.created_at else "",
-            "user_key": doc.user_key,
+            "user_key": shown.user_key,  # LangBot's key, as upstream shows it
             "scope_key": scope.session_key,
             "origin": origin,  # chat: the chat's own memory; library: uploaded to this KB
             "score": result.score,

@@ -10,6 +10,7 @@ from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider import session as provider_session
 
 from vault.names import UnsafeNameError
+from vault.safewrite import ConflictError
 from vault.store import BadRequestError, NotFoundError
 
 log = logging.getLogger(__name__)
@@ -42,7 +43,9 @@ class Forget(Tool):
             episode_id,
         )
         try:
-            await memory.run(vault.forget, scope, episode_id, source="agent", query_id=query_id)
+            gone = await memory.run(
+                vault.forget, scope, episode_id, source="agent", query_id=query_id
+            )
         except NotFoundError:
             # Upstream reports success either way; saying so would make the model claim a
             # deletion that did not happen (e.g. an id from another chat).
@@ -56,7 +59,9 @@ class Forget(Tool):
                 f"Error: no episode {episode_id} in this chat's memory; nothing was deleted. "
                 "Use recall_memory to find the id."
             )
-        except (BadRequestError, UnsafeNameError) as exc:
+        except (BadRequestError, UnsafeNameError, ConflictError) as exc:
+            # An id two files share, or a person's edit that could not be kept in git first:
+            # nothing was deleted, and the message says what the person can do.
             return f"Error: {exc}"
         log.info(
             "memvault=forget_done query_id=%s user_key=%s episode_id=%s",
@@ -64,4 +69,9 @@ class Forget(Tool):
             scope.user_key,
             episode_id,
         )
+        if gone.kept:
+            return (
+                f"Deleted episode {episode_id}. Its file had changes by a person that git did "
+                f"not hold yet; they were committed first ({gone.kept[:12]}) and can be restored."
+            )
         return f"Deleted episode {episode_id}."

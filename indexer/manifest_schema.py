@@ -1,0 +1,76 @@
+"""The manifest's SQLite tables and the rows it keeps (indexer.manifest reads and writes them).
+
+A chunk's document is stored as JSON so search can rank a hit from the manifest alone.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+
+from indexer.plan import Known
+from indexer.records import ChunkDoc
+
+# 3: chunks are scoped by vault.keys.index_key (injective), no longer by LangBot's joined
+# user_key, which collides across scopes: an older manifest is dropped and re-indexed.
+SCHEMA_VERSION = 3
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    sha TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    index_key TEXT NOT NULL,
+    error TEXT,
+    error_line INTEGER
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    chunk_id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    ordinal INTEGER NOT NULL,
+    fingerprints TEXT NOT NULL DEFAULT '{}',
+    doc TEXT,
+    UNIQUE (path, ordinal)
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS chunks_episode_id
+    ON chunks (json_extract(doc, '$.episode_id')) WHERE ordinal = 0;
+"""
+
+
+# A chunk's episode id, as the duplicate-id index (chunks_episode_id) holds it.
+EID = "json_extract(doc, '$.episode_id')"
+
+
+def doc_json(doc: ChunkDoc | None) -> str | None:
+    return None if doc is None else json.dumps(asdict(doc), ensure_ascii=False)
+
+
+def doc_from_json(text: str) -> ChunkDoc:
+    data = json.loads(text)
+    data["tags"] = tuple(data["tags"])
+    return ChunkDoc(**data)
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    path: str
+    size: int
+    mtime_ns: int
+    sha: str
+    kind: str  # episode | profile | speaker
+    index_key: str  # vault.keys.index_key of the file's scope
+    chunk_ids: tuple[int, ...] = ()  # by ordinal
+    error: str | None = None
+    error_line: int | None = None
+    # Per chunk (by ordinal): backend name -> hash of what that backend was given, so a
+    # chunk a backend already holds unchanged (a rename, an unrelated front-matter edit)
+    # is not sent again; for the vector backend that is an embedding saved.
+    fingerprints: tuple[dict[str, str], ...] = ()
+    # The chunks themselves (by ordinal), so search can rank a hit without re-reading files.
+    docs: tuple[ChunkDoc, ...] = ()
+
+    def known(self) -> Known:
+        return Known(self.size, self.mtime_ns, self.sha)

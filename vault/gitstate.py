@@ -1,0 +1,170 @@
+"""What MemVault wrote but has not committed yet, and why its last commit failed.
+
+Both live in `.memvault/` (derived state, git-ignored):
+- `git-pending.jsonl`: lines appended (and fsynced) before a file is written (its intent)
+  and before the operation's commit is tried, emptied once a commit has them; a process
+  killed mid-operation leaves its lines, so the next operation commits those files too
+  (a "made-up" commit).
+- `git-failure.json`: the last commit failure, kept until a commit succeeds, so a failure
+  that persists shows red in `status`, `check` and health instead of only in a log.
+Both are only written under the vault's writer lock (vault.safewrite.VaultLock).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from vault.audit import utc_stamp
+from vault.procs import Owner
+from vault.safewrite import atomic_write
+
+log = logging.getLogger(__name__)
+
+PENDING_NAME = "git-pending.jsonl"
+FAILURE_NAME = "git-failure.json"
+SHOWN_PATHS = 3
+
+
+@dataclass(frozen=True)
+class PendingOp:
+    op: str  # one id per operation: its intent lines and its commit line share it
+    message: str
+    paths: tuple[str, ...]
+    owner: Owner | None  # the writer that recorded it
+    final: bool = False  # what the operation really wrote: replaces its intent lines
+
+
+def pending_paths(ops: list[PendingOp]) -> list[str]:
+    """Every path to make up, in journal order: an operation's final line when it has one
+    (an intent can name a file it then did not write), else all its intents."""
+    finals = {op.op for op in ops if op.final}
+    kept = (op for op in ops if op.final or op.op not in finals)
+    return list(dict.fromkeys(p for op in kept for p in op.paths))
+
+
+@dataclass(frozen=True)
+class Failure:
+    reason: str
+    since: str  # first failure of this run of failures (UTC, ISO 8601)
+    last: str
+    paths: tuple[str, ...]  # everything still uncommitted
+
+    def summary(self) -> str:
+        shown = ", ".join(self.paths[:SHOWN_PATHS])
+        more = len(self.paths) - SHOWN_PATHS
+        tail = f" and {more} more" if more > 0 else ""
+        return (
+            f"git: {len(self.paths)} file(s) saved but not committed since {self.since} "
+            f"({shown}{tail}): {self.reason}; the next memory operation commits them"
+        )
+
+
+def record_pending(
+    state_dir: Path, op: str, message: str, paths: list[str], *, final: bool = False
+) -> None:
+    """Append one line in a single write and fsync it, before the files change or commit."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    me = Owner.me()
+    line = {"op": op, "message": message, "paths": paths, "owner": asdict(me), "final": final}
+    data = (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8")
+    fd = os.open(state_dir / PENDING_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_pending(state_dir: Path) -> list[PendingOp]:
+    """The recorded operations, oldest first; lines that do not parse are skipped."""
+    try:
+        text = (state_dir / PENDING_NAME).read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return []
+    ops: list[PendingOp] = []
+    # "\n" only: json.dumps leaves U+2028/U+0085 raw, and splitlines() would cut a path there.
+    for number, raw in enumerate(text.split("\n"), start=1):
+        op = _parse_op(raw)
+        if op is None and raw.strip():
+            log.warning("git=pending_line_skipped line=%d file=%s", number, PENDING_NAME)
+        elif op is not None:
+            ops.append(op)
+    return ops
+
+
+def _parse_op(raw: str) -> PendingOp | None:
+    try:
+        data = json.loads(raw)
+        paths = data["paths"]
+        message = data["message"]
+        op = str(data.get("op", ""))
+        owner = data.get("owner")
+        if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+            return None
+        if not isinstance(message, str):
+            return None
+        who = _owner(owner) if isinstance(owner, dict) else None
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return PendingOp(op, message, tuple(paths), who, data.get("final") is True)
+
+
+def _owner(data: dict[str, object]) -> Owner:
+    pid, start = data["pid"], data["start"]
+    if not isinstance(pid, int) or not isinstance(start, int):
+        raise TypeError("pid and start must be integers")
+    return Owner(str(data["host"]), str(data["boot"]), pid, start)
+
+
+def committed(state_dir: Path) -> None:
+    """Everything pending is in a commit now: empty the journal, clear the failure."""
+    pending = state_dir / PENDING_NAME
+    if pending.exists():
+        # Truncate rather than unlink: the name stays, so the next append needs no new
+        # directory entry to be durable.
+        os.truncate(pending, 0)
+    (state_dir / FAILURE_NAME).unlink(missing_ok=True)
+
+
+def record_failure(state_dir: Path, reason: str, paths: list[str]) -> Failure:
+    previous = read_failure(state_dir)
+    now = utc_stamp()
+    since = previous.since if previous else now
+    failure = Failure(" ".join(reason.split()), since, now, tuple(paths))
+    data = json.dumps(asdict(failure), ensure_ascii=False, indent=2) + "\n"
+    atomic_write(state_dir / FAILURE_NAME, data.encode("utf-8"))
+    return failure
+
+
+def read_failure(state_dir: Path) -> Failure | None:
+    try:
+        data = json.loads((state_dir / FAILURE_NAME).read_text(encoding="utf-8"))
+        return Failure(
+            str(data["reason"]), str(data["since"]), str(data["last"]), tuple(data["paths"])
+        )
+    except FileNotFoundError:
+        return None
+    except (ValueError, KeyError, TypeError):
+        # A damaged record still means a commit failed: say so rather than hide it.
+        return Failure(f"{FAILURE_NAME} is damaged", "?", "?", ())
+
+
+def problem(state_dir: Path) -> tuple[str, str] | None:
+    """(level, detail) for status/check/health: ERROR for a failure that persists, WARN
+    for files a killed writer left uncommitted (made up by the next operation)."""
+    failure = read_failure(state_dir)
+    if failure is not None:
+        return ("ERROR", failure.summary())
+    orphaned = [op for op in read_pending(state_dir) if op.owner and not op.owner.running()]
+    if orphaned:
+        paths = sorted({p for op in orphaned for p in op.paths})
+        return (
+            "WARN",
+            f"git: {len(paths)} file(s) written by an interrupted memory operation are not "
+            "committed yet: the next memory operation commits them",
+        )
+    return None

@@ -1,0 +1,129 @@
+"""Symbolic links inside a vault are never followed (README "The files are the only truth").
+
+A link makes a file that lives elsewhere look like memory: `episodes/evil.md -> /etc/passwd`
+would become searchable and injected into prompts, and even a link to another vault file
+would count that file twice (two ids, two scopes) with a target that can change under us.
+So every walk skips links and reports them, and every read by path goes through
+`read_vault_file`, which opens each folder below the vault root with O_NOFOLLOW: a folder
+swapped for a link after a walk still cannot make us read outside. The vault root itself
+may be a link (it is followed once, as the place the vault lives).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+from vault.model import Problem
+from vault.names import UnsafeNameError
+
+LINK_FIX = "replace the link with the file itself"
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: a FIFO planted in the vault must not hang a reader (it is refused below).
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+
+
+class VaultLinkError(UnsafeNameError, OSError):
+    """A path inside the vault goes through a symbolic link (or leaves the vault).
+
+    Both a ValueError (the existing handlers of unsafe names map it to a clear message and
+    exit code) and an OSError (readers treat it like an unreadable file and skip it).
+    """
+
+
+def link_message(rel: str) -> str:
+    return (
+        f"{rel} is a symbolic link: MemVault never follows links inside a vault, "
+        f"so nothing under it is read or written; {LINK_FIX}"
+    )
+
+
+def link_problem(rel: str) -> Problem:
+    return Problem(rel, 1, "symbolic link, not followed (never read): " + LINK_FIX)
+
+
+def vault_rel(root: Path, path: Path) -> str:
+    """`path` relative to `root` as POSIX text, refusing anything that is not below it."""
+    try:
+        rel = path.relative_to(root).as_posix()
+    except ValueError as exc:
+        raise VaultLinkError(f"{path} is not inside the vault {root}") from exc
+    _parts(rel)
+    return rel
+
+
+def _parts(rel: str) -> list[str]:
+    parts = rel.split("/")
+    if rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise VaultLinkError(f"{rel!r} is not a path inside the vault")
+    return parts
+
+
+def first_link(root: Path, rel: str) -> str | None:
+    """The first part of `rel` (itself included) that is a symbolic link, else None.
+
+    Parts that do not exist yet stop the check: a write creates them as real folders.
+    """
+    parts = _parts(rel)
+    current = root
+    for n, part in enumerate(parts, start=1):
+        current = current / part
+        try:
+            mode = os.lstat(current).st_mode
+        except OSError:
+            return None
+        if stat.S_ISLNK(mode):
+            return "/".join(parts[:n])
+    return None
+
+
+def check_no_link(root: Path, path: Path) -> Path:
+    """`path`, after proving no existing part of it below `root` is a link (for writes)."""
+    rel = vault_rel(root, path)
+    link = first_link(root, rel)
+    if link is not None:
+        raise VaultLinkError(link_message(link))
+    return path
+
+
+def read_vault_file(root: Path, rel: str) -> tuple[bytes, os.stat_result]:
+    """The bytes and stat of the regular file `root/rel`, never through a link.
+
+    Each folder is opened relative to the one before with O_NOFOLLOW, so the check and
+    the read are one step: no window for a folder to be swapped for a link in between.
+    Raises VaultLinkError for a link, OSError if the file cannot be read.
+    """
+    parts = _parts(rel)
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for n, part in enumerate(parts[:-1], start=1):
+            child = _open_at(fd, part, _DIR_FLAGS, parts[:n])
+            os.close(fd)
+            fd = child
+        file_fd = _open_at(fd, parts[-1], _FILE_FLAGS, parts)
+    finally:
+        os.close(fd)
+    with os.fdopen(file_fd, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, f"{rel} is not a regular file: only files are read")
+        return handle.read(), st
+
+
+def _open_at(dir_fd: int, name: str, flags: int, parts: list[str]) -> int:
+    try:
+        return os.open(name, flags, dir_fd=dir_fd)
+    except OSError as exc:
+        # O_NOFOLLOW says ELOOP for a file link, ENOTDIR for a link opened as a folder.
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link_at(dir_fd, name):
+            raise VaultLinkError(link_message("/".join(parts))) from exc
+        raise
+
+
+def _is_link_at(dir_fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
