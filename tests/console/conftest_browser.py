@@ -168,6 +168,15 @@ class Console:
                 self.proc.wait(5)
 
 
+def disk_text(path: Path) -> str:
+    """The file's text, "" while it is absent: a rewrite is a compare-and-swap that moves the
+    old file aside for an instant (vault.safewrite), so a poll can land in that gap."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ""
+
+
 def eventually(check: Callable[[], bool], what: str, timeout: float = 5.0) -> None:
     """Poll `check` until it is true (files on disk after a page action)."""
     deadline = time.monotonic() + timeout

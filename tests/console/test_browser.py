@@ -23,6 +23,7 @@ from tests.console.conftest_browser import (
     Console,
     Seeded,
     build_vault,
+    disk_text,
     eventually,
     packaged_page,
     require_chromium,
@@ -136,12 +137,12 @@ def test_archive_then_restore(page: Page, seeded: Seeded) -> None:
     expect(standup).to_have_attribute("data-status", "archived")
     expect(page.get_by_test_id("toast")).to_contain_text("Archived")
     path = seeded.episode_file("standup")
-    eventually(lambda: "status: archived" in path.read_text(), "status: archived on disk")
+    eventually(lambda: "status: archived" in disk_text(path), "status: archived on disk")
     screenshot(page, "archived")
 
     standup.get_by_test_id("episode-restore").click()
     expect(standup).to_have_attribute("data-status", "active")
-    eventually(lambda: "status: active" in path.read_text(), "status: active on disk")
+    eventually(lambda: "status: active" in disk_text(path), "status: active on disk")
 
     # The archived filter no longer lists it; the page never reloaded for any of this.
     page.get_by_test_id("episode-status-filter").select_option("archived")
@@ -158,7 +159,7 @@ def test_edit_profile_field_writes_the_yaml(page: Page, seeded: Seeded) -> None:
     )
     alice.get_by_test_id("profile-name-input").fill("Alice Liddell")
     alice.get_by_test_id("profile-name-save").click()
-    eventually(lambda: "name: Alice Liddell" in yaml_path.read_text(), "the new name in u42.yaml")
+    eventually(lambda: "name: Alice Liddell" in disk_text(yaml_path), "the new name in u42.yaml")
     expect(alice.locator("h3")).to_contain_text("Alice Liddell")  # re-rendered from the answer
     expect(alice.get_by_test_id("profile-name-input")).to_have_value("Alice Liddell")
 
@@ -301,7 +302,7 @@ def test_edit_body_and_tags_then_delete_with_confirm(page: Page, seeded: Seeded)
     doomed.get_by_test_id("episode-edit-tags").fill("scratch, console")
     doomed.get_by_test_id("episode-edit-save").click()
     expect(doomed.get_by_test_id("episode-tags")).to_contain_text("#scratch")
-    eventually(lambda: "edited in the console" in path.read_text(), "the edited body on disk")
+    eventually(lambda: "edited in the console" in disk_text(path), "the edited body on disk")
     assert "scratch" in path.read_text()
 
     doomed.get_by_test_id("episode-delete").click()
