@@ -11,11 +11,14 @@ JSON, before it closes the connection.
 from __future__ import annotations
 
 import io
+import json
 import re
 import socket
+import threading
 import time
 from email.message import Message
-from typing import BinaryIO
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, BinaryIO
 
 from console.errors import ApiError
 
@@ -23,11 +26,15 @@ MAX_REQUEST_LINE = 8 * 1024  # bytes with CRLF: the console's paths are short ->
 MAX_HEADER_LINE = 16 * 1024  # a browser's Cookie for localhost can be a few KiB -> 431
 MAX_HEADERS = 64  # browsers send about 20
 MAX_HEAD_BYTES = 64 * 1024  # all header lines together
+# Connections served at once; the page makes a few calls at a time (one person behind it).
+MAX_CONNECTIONS = 32
 MAX_BODY = 6_000_000  # an import of a few thousand episodes fits
 IDLE_SECONDS = 10.0  # no byte for this long -> 408
 REQUEST_SECONDS = 60.0  # the whole request, however it trickles in -> 408
 # RFC 9110: Content-Length = 1*DIGIT. No sign, no exponent, no list, ASCII digits only.
 _DIGITS = re.compile(r"[0-9]+")
+# A field name is an RFC 9110 token, then the colon at once.
+_FIELD_LINE = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+:")
 _HINT = "send a request like `POST /api/console HTTP/1.1` with one Content-Length header"
 
 
@@ -91,13 +98,29 @@ def read_head(rfile: BinaryIO) -> bytes:
                 "headers_too_large",
                 f"the headers are larger than {MAX_HEAD_BYTES} bytes: send fewer or shorter ones",
             )
-        lines.append(line)
         if line in (b"\r\n", b"\n", b""):
+            lines.append(line)
             return b"".join(lines)
+        _check_field_line(line, lines)
+        lines.append(line)
         if len(lines) > MAX_HEADERS:
             raise ApiError(
                 "headers_too_large", f"more than {MAX_HEADERS} headers: send fewer headers"
             )
+
+
+def _check_field_line(line: bytes, before: list[bytes]) -> None:
+    """RFC 9112 5.1 and 3.2: no space before the colon, no folded line, one Host. A parser
+    that reads `Transfer-Encoding : chunked` as some other header (Python's does) while a
+    proxy in front reads it as chunked is how requests get smuggled: refused, not guessed."""
+    if not _FIELD_LINE.match(line):
+        raise ApiError(
+            "bad_request",
+            f"header line {line[:40]!r} is not `Name: value`: no space before the colon, "
+            "no line folded onto the one before",
+        )
+    if line[:5].lower() == b"host:" and any(b[:5].lower() == b"host:" for b in before):
+        raise ApiError("bad_request", "more than one Host header: send exactly one")
 
 
 def body_length(headers: Message, method: str) -> int:
@@ -151,3 +174,56 @@ def read_body(rfile: BinaryIO, length: int) -> bytes:
 def protocol_error(status: int, message: str) -> ApiError:
     """A refusal of the standard library's own request-line checks, with what to send."""
     return ApiError.for_status(status, f"{message}: {_HINT}")
+
+
+class BoundedServer(ThreadingHTTPServer):
+    """One thread per connection, at most MAX_CONNECTIONS at once.
+
+    Each connection may take up to REQUEST_SECONDS; without a cap, a client opening
+    connections and trickling bytes makes one thread each until the machine runs out of
+    threads or memory. Past the cap a connection gets an immediate 503 and is closed, from
+    the accepting thread and without reading it (a send that cannot go out at once is
+    dropped: the accept loop never waits on a client).
+    """
+
+    daemon_threads = True
+    request_queue_size = 64
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(address, handler)
+        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.slots.acquire(blocking=False):
+            _refuse_busy(request)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()  # no thread was started to release it
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+
+def _refuse_busy(sock: socket.socket) -> None:
+    body = json.dumps(
+        {
+            "error": f"more than {MAX_CONNECTIONS} connections are open: retry in a moment",
+            "code": "busy",
+        }
+    ).encode()
+    head = (
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n"
+        f"Content-Length: {len(body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
+    )
+    try:
+        sock.setblocking(False)
+        sock.send(head.encode("ascii") + body)
+    except OSError:
+        pass  # the client is not reading: it gets the close

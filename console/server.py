@@ -5,7 +5,8 @@ Safety: binds 127.0.0.1 unless told otherwise; every API call needs the random t
 at start-up (header X-MemVault-Token; a header, not a cookie, so another site open in the
 browser cannot make calls for you); the Host header must name this server (DNS rebinding);
 static files come only from console/web/. Every read of a request is bounded (see
-http_limits.py) and every malformed request gets a 4xx JSON answer saying what to fix.
+http_limits.py), at most MAX_CONNECTIONS are served at once, and every malformed request
+gets a 4xx JSON answer saying what to fix.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import socket
 import threading
 import time
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from io import BytesIO
 from pathlib import Path
 from typing import Any
@@ -62,8 +63,7 @@ class ConsoleServer:
         # One call at a time: the console has one person behind it, and serialising keeps
         # a health probe or an import from interleaving with an edit of the same files.
         self.calls = threading.Lock()
-        self.httpd = ThreadingHTTPServer((host, port), _handler(self))
-        self.httpd.daemon_threads = True
+        self.httpd = limits.BoundedServer((host, port), _handler(self))
         self.host = host
 
     @property
@@ -86,7 +86,10 @@ class ConsoleServer:
     def allowed_host(self, header: str | None) -> bool:
         if self.host not in LOOPBACK:
             return True  # bound on purpose to another address: the token is the guard
-        name = urlsplit(f"//{header or ''}").hostname or ""
+        try:
+            name = urlsplit(f"//{header or ''}").hostname or ""
+        except ValueError:  # `Host: [` (an unclosed IPv6 bracket): no name, not ours
+            return False
         return name in LOOPBACK
 
     def check_token(self, given: str | None) -> bool:
@@ -121,6 +124,9 @@ def _handler(server: ConsoleServer) -> type[BaseHTTPRequestHandler]:
         server_version = "MemVaultConsole/1"
         sys_version = ""
         timeout = limits.IDLE_SECONDS
+        # Buffered (flushed at the end of _send): the status line, headers and a small body
+        # leave in one write, so a client's first read gets the whole answer, not the head.
+        wbufsize = -1
         length = 0  # the request body's size, checked before the method runs
         body_read = False  # nothing of the request is left unread on the connection
         answered = False
@@ -212,6 +218,7 @@ def _handler(server: ConsoleServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Security-Policy", CSP)
             self.end_headers()
             self.wfile.write(body)
+            self.wfile.flush()
 
         def _json(self, status: int, data: Any) -> None:
             body = json.dumps(data, ensure_ascii=False).encode("utf-8")

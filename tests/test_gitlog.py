@@ -268,15 +268,18 @@ def test_author_falls_back_to_global_config(repo: Path) -> None:
     )
 
 
-def test_detached_head_moves_head_only(repo: Path) -> None:
+def test_detached_head_is_not_committed_onto(repo: Path) -> None:
+    """A commit on a detached HEAD belongs to no branch: the next `git switch` would delete
+    the file from disk with it (tests/test_adversarial_git.py has the whole story)."""
     write(repo, "ep.md", "1\n")
     first = commit_paths(repo, ["ep.md"], "one")
     git(repo, "checkout", "-q", "--detach")
     write(repo, "ep.md", "2\n")
-    second = commit_paths(repo, ["ep.md"], "two")
-    assert git(repo, "rev-parse", "HEAD").strip() == second
+    with pytest.raises(GitCommitError, match="HEAD is detached"):
+        commit_paths(repo, ["ep.md"], "two")
+    assert git(repo, "rev-parse", "HEAD").strip() == first
     assert git(repo, "rev-parse", "main").strip() == first
-    assert status(repo) == []
+    assert not (repo / ".git" / "index.lock").exists()
 
 
 def test_locked_index_raises_and_commits_nothing(repo: Path, monkeypatch) -> None:

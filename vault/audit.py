@@ -9,6 +9,8 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from vault.regular import open_regular, read_regular
+
 SUMMARY_MAX = 240
 
 
@@ -61,7 +63,8 @@ def append(path: Path, entry: AuditEntry) -> None:
     """Append one line in a single write() so concurrent writers never interleave a line."""
     path.parent.mkdir(parents=True, exist_ok=True)
     line = json.dumps(asdict(entry), ensure_ascii=False) + "\n"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    # Never through a link, never blocking on a FIFO planted as audit.jsonl (vault.regular).
+    fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     try:
         os.write(fd, line.encode("utf-8"))
         os.fsync(fd)
@@ -75,7 +78,7 @@ def read(path: Path) -> tuple[list[AuditEntry], list[tuple[int, str]]]:
     problems: list[tuple[int, str]] = []
     if not path.exists():
         return entries, problems
-    text = path.read_text(encoding="utf-8-sig", errors="replace")
+    text = read_regular(path).decode("utf-8-sig", errors="replace")
     # Lines end in "\n" only: splitlines() would also cut at \x85 or U+2028, which JSON
     # leaves unescaped inside a string (a session or summary holding one).
     for number, raw in enumerate(text.split("\n"), start=1):

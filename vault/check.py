@@ -10,7 +10,7 @@ from vault.episodes import parse_episode
 from vault.layout import NOBOT, Layout, is_ignored
 from vault.links import VaultLinkError, link_problem, read_vault_file
 from vault.model import FormatError, Problem
-from vault.names import IGNORED_SUFFIXES, decode_name, encode_name, folder_id
+from vault.names import ID_FILE, IGNORED_SUFFIXES, decode_name, encode_name, folder_id, is_hashed
 from vault.profiles import parse_profile
 from vault.store import duplicate_problems
 
@@ -43,7 +43,8 @@ def check_vault(root: Path) -> CheckReport:
     problems.extend(_check_folders(root))
     problems.extend(_ignored_folders(root))
     links: list[str] = []
-    for path in layout.iter_vault_files(links):
+    specials: list[str] = []
+    for path in layout.iter_vault_files(links, specials):
         files += 1
         rel = layout.rel(path)
         role = layout.classify(path)
@@ -68,9 +69,16 @@ def check_vault(root: Path) -> CheckReport:
         except OSError as exc:
             problems.append(Problem(rel, 1, f"cannot read file: {exc.strerror}"))
     problems.extend(link_problem(rel) for rel in links)
+    problems.extend(Problem(rel, 1, _SPECIAL) for rel in specials)
     problems.extend(duplicate_problems(episodes))
     ordered = tuple(sorted(problems, key=lambda p: (p.path, p.line)))
     return CheckReport(files, ordered, tuple(sorted(links)))
+
+
+_SPECIAL = (
+    "not a regular file (a FIFO, socket or device), never opened or read as memory: "
+    "replace it with a plain file or delete it"
+)
 
 
 def _misplaced_hint(path: Path) -> str:
@@ -131,6 +139,12 @@ def _real_dir(path: Path) -> bool:
 
 
 def _bad_folder(name: str) -> str:
+    if is_hashed(name):
+        return (
+            f"folder name {name!r} is a shortened id whose {ID_FILE} file (the full id) is "
+            "missing, not a regular file (a link, a FIFO) or names another id, so its files "
+            f"are not read: put the full id in {ID_FILE} as a plain file"
+        )
     return (
         f"folder name {name!r} is not an encoded id, so its files are not read: "
         "rename it (characters other than A-Z a-z 0-9 . _ @ - must be written as %XX)"

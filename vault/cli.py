@@ -17,7 +17,8 @@ from vault.check import check_vault
 from vault.cli_parser import build_parser
 from vault.create import init_vault
 from vault.keys import ScopeId
-from vault.layout import Layout
+from vault.layout import STATE_DIR, Layout
+from vault.links import VaultLinkError, check_state_dir
 from vault.model import Episode, FormatError, Speaker
 from vault.names import UnsafeNameError
 from vault.operations import Vault
@@ -41,6 +42,10 @@ def resolve_vault(args: argparse.Namespace, *, must_exist: bool = True) -> Path:
         raise UsageError(f"{root} is MemVault's source package, not a vault: pass --vault PATH")
     if must_exist and not root.is_dir():
         raise UsageError(f"no vault at {root}: run `memvault init {raw}` first or pass --vault")
+    try:
+        check_state_dir(root, STATE_DIR)  # the index commands write there without a Vault
+    except VaultLinkError as exc:
+        raise UsageError(str(exc)) from None
     return root
 
 

@@ -144,12 +144,31 @@ def _warn_not_a_repository(root: Path) -> None:
     log.warning('git=off reason=not_a_repository root=%s hint="run memvault init"', root)
 
 
+_DETACHED = (
+    "HEAD is detached (a bisect or `git checkout <commit>`) and MemVault commits only onto a "
+    "branch: `git bisect reset` or `git switch` back to your branch"
+)
+
+
+def _rebasing(repo: Repo) -> bool:
+    control = Path(repo.controldir())
+    return (control / "rebase-merge").is_dir() or (control / "rebase-apply").is_dir()
+
+
 def _commit(repo: Repo, taken: Snapshot, message: str) -> str | None:
     author = gitrepo.identity(repo)
     text = message.encode("utf-8")
     body = text if text.endswith(b"\n") else text + b"\n"
     for _ in range(_CAS_ATTEMPTS):
         refnames, head = repo.refs.follow(b"HEAD")
+        if head is not None and refnames and refnames[-1] == b"HEAD" and not _rebasing(repo):
+            # A detached HEAD (a bisect, `git checkout <commit>`): a commit there belongs to
+            # no branch, and the person's next `git switch` or `git bisect reset` would delete
+            # the memory files from disk with it. Left uncommitted (journaled, shown red), the
+            # files survive the switch and the next operation commits them onto the branch.
+            # During a rebase a commit on HEAD is what the rebase builds the branch from
+            # (like a `git commit` at an `edit` stop), so it is kept there.
+            raise GitCommitError(_DETACHED)
         base_id: ObjectID | None = None
         if head is not None:
             head_commit = repo[head]
@@ -172,7 +191,7 @@ def _commit(repo: Repo, taken: Snapshot, message: str) -> str | None:
         commit.author_timezone = commit.commit_timezone = tz
         commit.message = body
         repo.object_store.add_object(commit)
-        # A detached HEAD has no symref chain, so HEAD itself is the ref to move.
+        # An unborn HEAD with no symref chain: HEAD itself is the ref to set.
         target = refnames[-1] if refnames else b"HEAD"
         kind = b"commit" if head is not None else b"commit (initial)"
         try:

@@ -17,7 +17,16 @@ from vault.keys import (
     session_key,
 )
 from vault.links import check_no_link
-from vault.names import IGNORED_SUFFIXES, UnsafeNameError, encode_name, folder_id, safe_child
+from vault.names import (
+    ID_FILE,
+    IGNORED_SUFFIXES,
+    UnsafeNameError,
+    encode_name,
+    folder_id,
+    is_hashed,
+    safe_child,
+)
+from vault.regular import is_regular_or_missing
 
 NOBOT = "_nobot"
 STATE_DIR = ".memvault"
@@ -80,21 +89,41 @@ class Layout:
 
     def _child(self, parent: Path, value: str, what: str) -> Path:
         # The link check first: its message says what to do, safe_child's only "refused".
-        check_no_link(self.root, parent / encode_name(value, what))
+        name = encode_name(value, what)
+        check_no_link(self.root, parent / name)
+        if is_hashed(name) and not is_regular_or_missing(parent / name / ID_FILE):
+            # Refused before anything is written: its `.id` (a link, a FIFO) can be neither
+            # read nor written, so the folder's memories could never be found.
+            rel = self.rel(parent / name / ID_FILE)
+            raise UnsafeNameError(
+                f"{rel} is not a regular file: MemVault keeps the folder's full id there; "
+                "delete it (the next write recreates it)"
+            )
         return safe_child(parent, value, what)
 
     def profile_path(self, scope: ScopeId) -> Path:
-        return check_no_link(self.root, self.session_dir(scope) / "profile.yaml")
+        return self._plain(self.session_dir(scope) / "profile.yaml")
+
+    def _plain(self, path: Path) -> Path:
+        """`path`, after proving it is no link and, if it exists, a regular file: a FIFO
+        planted as `audit.jsonl` or `profile.yaml` would hang a write holding the lock."""
+        check_no_link(self.root, path)
+        if not is_regular_or_missing(path):
+            raise UnsafeNameError(
+                f"{self.rel(path)} is not a regular file (a folder, FIFO, socket or device): "
+                "MemVault only reads and writes plain files; replace it with a file or delete it"
+            )
+        return path
 
     def speakers_dir(self, scope: ScopeId) -> Path:
         return check_no_link(self.root, self.session_dir(scope) / "speakers")
 
     def speaker_path(self, scope: ScopeId, speaker_id: str) -> Path:
         path = self.speakers_dir(scope) / f"{encode_name(speaker_id, 'speaker id')}.yaml"
-        return check_no_link(self.root, path)
+        return self._plain(path)
 
     def audit_path(self, scope: ScopeId) -> Path:
-        return check_no_link(self.root, self.session_dir(scope) / "audit.jsonl")
+        return self._plain(self.session_dir(scope) / "audit.jsonl")
 
     def episodes_dir(self, scope: ScopeId) -> Path:
         if scope.isolation == "session":
@@ -111,10 +140,13 @@ class Layout:
     def iter_episode_files(self, scope: ScopeId) -> Iterator[Path]:
         yield from iter_markdown(self.episodes_dir(scope))
 
-    def iter_vault_files(self, links: list[str] | None = None) -> Iterator[Path]:
+    def iter_vault_files(
+        self, links: list[str] | None = None, specials: list[str] | None = None
+    ) -> Iterator[Path]:
         """Every file sync and `check` look at, in a stable order; the symbolic links met
-        (never followed) are appended to `links` as vault-relative paths."""
-        yield from _walk_top(self.root, "bots", links)
+        (never followed) are appended to `links` as vault-relative paths, and FIFOs, sockets
+        and devices (never opened) to `specials`."""
+        yield from _walk_top(self.root, "bots", links, specials)
 
     def find_links(self) -> list[str]:
         """Every symbolic link under bots/ (not ignored), vault-relative, sorted."""
@@ -132,17 +164,24 @@ def iter_markdown(folder: Path) -> Iterator[Path]:
         yield from (p for p in _walk(folder) if p.suffix == ".md")
 
 
-def _walk_top(root: Path, rel: str, links: list[str] | None) -> Iterator[Path]:
+def _walk_top(
+    root: Path, rel: str, links: list[str] | None, specials: list[str] | None = None
+) -> Iterator[Path]:
     folder = root / rel
     if folder.is_symlink():
         if links is not None:
             links.append(rel)
         return
     if folder.is_dir():
-        yield from _walk(folder, rel, links)
+        yield from _walk(folder, rel, links, specials)
 
 
-def _walk(folder: Path, rel: str = "", links: list[str] | None = None) -> Iterator[Path]:
+def _walk(
+    folder: Path,
+    rel: str = "",
+    links: list[str] | None = None,
+    specials: list[str] | None = None,
+) -> Iterator[Path]:
     # os.scandir: the entry's cached type saves a stat per file. Links are never followed
     # (vault.links): not into a folder, not to a file.
     try:
@@ -158,9 +197,11 @@ def _walk(folder: Path, rel: str = "", links: list[str] | None = None) -> Iterat
             if links is not None:
                 links.append(child_rel)
         elif _is_real_dir(entry):
-            yield from _walk(folder / entry.name, child_rel, links)
+            yield from _walk(folder / entry.name, child_rel, links, specials)
         elif _is_file(entry):
             yield folder / entry.name
+        elif specials is not None:
+            specials.append(child_rel)  # a FIFO, socket or device: never opened
 
 
 def _is_link(entry: os.DirEntry[str]) -> bool:

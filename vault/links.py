@@ -79,6 +79,49 @@ def first_link(root: Path, rel: str) -> str | None:
     return None
 
 
+def check_state_dir(root: Path, name: str = ".memvault") -> None:
+    """Refuse a vault whose derived-state folder is, or holds, a link (or is not a folder).
+
+    `.memvault/` is where the indexes, caches, locks and the git journal are written; a
+    link there would send those writes anywhere on the machine. `.gitignore`'s `.memvault/`
+    matches a folder only, so a link of that name can even be committed and arrive with a
+    `git pull`. It is derived state: deleting it loses nothing (`memvault reindex`).
+    """
+    path = root / name
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISDIR(mode):
+        kind = "a symbolic link" if stat.S_ISLNK(mode) else "not a folder"
+        raise VaultLinkError(_state_message(path, kind))
+    # Its files too: `git add -f` can commit `.memvault/git-pending.jsonl -> ~/.bashrc`, and
+    # the next write would append to that. scandir's entry types cost no extra stat.
+    stack = [str(path)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as it:
+                entries = list(it)
+        except OSError:  # not ours to list (another user's vault): nothing is written there
+            continue
+        for entry in entries:
+            if entry.is_symlink():
+                raise VaultLinkError(_state_message(Path(entry.path), "a symbolic link"))
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+            elif not entry.is_file(follow_symlinks=False):
+                kind = "not a regular file (a FIFO, socket or device)"
+                raise VaultLinkError(_state_message(Path(entry.path), kind))
+
+
+def _state_message(path: Path, kind: str) -> str:
+    return (
+        f"{path} is {kind}: MemVault writes its indexes, caches and locks under .memvault and "
+        "never through a link; delete it (.memvault is derived state, `memvault reindex` "
+        "rebuilds it)"
+    )
+
+
 def check_no_link(root: Path, path: Path) -> Path:
     """`path`, after proving no existing part of it below `root` is a link (for writes)."""
     rel = vault_rel(root, path)

@@ -14,12 +14,14 @@ import os
 import re
 from pathlib import Path
 
+from vault.regular import is_regular_or_missing, open_regular, read_regular
+
 MAX_NAME_BYTES = 120
 MAX_ID_CHARS = 1024
 _SAFE = re.compile(r"[A-Za-z0-9._@-]")
 _ALL_SAFE = re.compile(r"[A-Za-z0-9._@-]*")
 # "%h" can never come out of the encoder ("%" itself becomes "%25"), so it marks a hashed name.
-_HASH_MARK = "%h"
+HASH_MARK = _HASH_MARK = "%h"
 _HASH_LEN = 16
 ID_FILE = ".id"
 # Names ending so are editor droppings and temp files that sync ignores (vault.layout), and
@@ -102,8 +104,10 @@ def folder_id(folder: Path) -> str | None:
     name = folder.name
     if is_hashed(name):
         try:
-            value = (folder / ID_FILE).read_text(encoding="utf-8")
-        except OSError:
+            # Never through a link (a `.id` -> elsewhere), never blocking on a FIFO; an id
+            # file is at most MAX_ID_CHARS characters of at most 4 UTF-8 bytes each.
+            value = read_regular(folder / ID_FILE, 4 * MAX_ID_CHARS + 1).decode("utf-8")
+        except (OSError, UnicodeDecodeError):
             return None
         return value if encode_name(value) == name else None
     try:
@@ -128,7 +132,20 @@ def ensure_id_file(folder: Path, value: str) -> Path | None:
     if not is_hashed(folder.name):
         return None
     marker = folder / ID_FILE
-    if not marker.exists():
-        marker.write_text(value, encoding="utf-8")
-        return marker
-    return None
+    if not is_regular_or_missing(marker):
+        # A link (even a dangling one: `exists()` says False) or a FIFO planted there: a
+        # write would land outside the vault or hang. Refused, and `check` names the folder.
+        raise UnsafeNameError(
+            f"{marker} is not a regular file: MemVault keeps the folder's full id there; "
+            "delete it (the next write recreates it)"
+        )
+    try:
+        # O_EXCL + O_NOFOLLOW: never over a file that took the name, never through a link.
+        fd = open_regular(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    except FileExistsError:
+        return None
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(value.encode("utf-8"))
+        handle.flush()
+        os.fsync(handle.fileno())
+    return marker

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
 
+from vault.regular import read_regular
 from vault.tempfiles import temp_path
 
 log = logging.getLogger(__name__)
@@ -176,7 +177,7 @@ def rewrite(
     a save at the worst moment.
     """
     for _attempt in range(MAX_REWRITE_ATTEMPTS):
-        before = target.read_bytes()
+        before = read_regular(target)  # a FIFO swapped in must not hang us (vault.regular)
         if expected_hash is not None and content_hash(before) != expected_hash:
             raise ConflictError(
                 f"{target} changed on disk since it was read: reload it and apply your change again"
@@ -208,7 +209,7 @@ def _swap_if_unchanged(target: Path, expected: bytes, new: Path) -> bool:
     except FileNotFoundError:
         return False  # moved or deleted meanwhile: the next read says so
     try:
-        if aside.read_bytes() != expected:
+        if read_regular(aside) != expected:
             _link_back(aside, target)
             return False
         try:

@@ -5,6 +5,7 @@ Derived state under `.memvault/` (git-ignored, not memory): the console and `!me
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
@@ -14,7 +15,7 @@ from typing import Any
 
 from vault.keys import ScopeId
 from vault.layout import STATE_DIR
-from vault.names import encode_name
+from vault.names import HASH_MARK, MAX_ID_CHARS, encode_name
 
 SNAPSHOT_DIR = "snapshots"
 
@@ -25,7 +26,14 @@ def snapshot_path(vault_root: Path, scope: ScopeId) -> Path:
     Named by the session's injective key (ScopeId.profile_key), never by its session_key:
     bot `a:b` + `group_1` and bot `a` + `b:group_1` share a session_key, and one chat's
     `!memory` would show the memory injected into the other."""
-    name = encode_name(scope.profile_key, "session key")
+    key = scope.profile_key
+    if len(key) > MAX_ID_CHARS:
+        # Two ids of up to MAX_ID_CHARS each, percent-encoded, exceed what encode_name takes
+        # (a 200-character Chinese session name does): such a chat had no snapshot at all.
+        # A name encode_name never makes (its hashed names keep a prefix before the mark).
+        digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
+        return vault_root / STATE_DIR / SNAPSHOT_DIR / f"{HASH_MARK}{digest}.json"
+    name = encode_name(key, "session key")
     return vault_root / STATE_DIR / SNAPSHOT_DIR / f"{name}.json"
 
 

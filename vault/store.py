@@ -16,8 +16,8 @@ from vault.episode_fields import clean_text
 from vault.episodes import parse_episode
 from vault.ids import episode_id_problem
 from vault.keys import ScopeId
-from vault.layout import Layout
-from vault.links import read_vault_file
+from vault.layout import STATE_DIR, Layout
+from vault.links import check_state_dir, read_vault_file
 from vault.model import STATUSES, Episode, FormatError, Problem, Profile
 from vault.names import decode_name, is_hashed
 from vault.profiles import parse_profile
@@ -142,6 +142,7 @@ class VaultReader:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.layout = Layout(root)
+        check_state_dir(root, STATE_DIR)  # every write and read of derived state is below it
 
     def load_episodes(self, scope: ScopeId) -> tuple[list[StoredEpisode], list[Problem]]:
         """Every episode of the scope's L2 (its user_key folder), newest first."""
