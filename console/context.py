@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from indexer.engine import Engine
+from indexer.relevance import DEFAULT_FLOOR
 from vault.keys import Isolation
 from vault.operations import Vault
 
@@ -21,3 +22,6 @@ class ConsoleContext:
     host: Host = "standalone"
     git_autocommit: bool = True
     warnings: list[str] = field(default_factory=list)
+    # The floor /search marks results against: the plugin's relevance_floor inside LangBot,
+    # indexer.relevance's default standalone (as `memvault search`).
+    floor: float = DEFAULT_FLOOR

@@ -9,6 +9,7 @@ from typing import Any
 from console.context import ConsoleContext
 from console.errors import ApiError, require_engine
 from console.requests import Body, checked_id
+from indexer.cli_show import relevance_fields
 from indexer.search import MODES
 from vault.episode_edit import edit_episode
 from vault.keys import ScopeId
@@ -65,7 +66,9 @@ def search(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     status = body.choice("status", (*STATUSES, "all"), "active")
     statuses = STATUSES if status == "all" else (status,)
     engine = require_engine(ctx)
-    results = engine.search(query, scope, top_k=top_k, mode=mode, statuses=statuses)
+    results = engine.search(
+        query, scope, top_k=top_k, mode=mode, statuses=statuses, floor=ctx.floor
+    )
     layout = ctx.vault.layout
     items = []
     for result in results:
@@ -79,6 +82,9 @@ def search(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
         except (OSError, FormatError):
             continue  # deleted or broken since it was indexed: the watcher catches up
         item["score"] = result.score
+        # Ranked like `memvault search`, each marked: relevance and whether it reaches the
+        # floor recall uses (explain.absolute holds its components).
+        item.update(relevance_fields(result))
         item["explain"] = dict(result.explain)
         items.append(item)
     return {"query": query, "mode": mode, "items": items}

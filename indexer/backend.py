@@ -19,6 +19,16 @@ class IndexMismatchError(RuntimeError):
     """The folder holds an index this code cannot use (other schema/model/format): rebuild it."""
 
 
+def scope_keys(index_key: str | Sequence[str]) -> tuple[str, ...]:
+    """The index keys a search filters on, each once, in order. A bare str is one key (it
+    is also a Sequence of characters, which must never be read as keys)."""
+    keys = (index_key,) if isinstance(index_key, str) else tuple(index_key)
+    for key in keys:
+        if not isinstance(key, str):
+            raise TypeError(f"an index key is a str (got {key!r})")
+    return tuple(dict.fromkeys(keys))
+
+
 class SearchBackend(Protocol):
     def upsert(self, docs: Sequence[ChunkDoc]) -> None:
         """Add or replace chunks by chunk_id (replace = delete + add). Visible after commit()."""
@@ -32,15 +42,16 @@ class SearchBackend(Protocol):
     def search(
         self,
         query: str,
-        index_key: str,
+        index_key: str | Sequence[str],
         limit: int,
         *,
         statuses: Sequence[str] = DEFAULT_STATUSES,
         kinds: Sequence[str] = DEFAULT_KINDS,
         now: int | None = None,
     ) -> list[Hit]:
-        """Best first, only chunks of `index_key` with those statuses and kinds, filtered
-        inside the index before ranking (never a post-filter of a global top-k). With `now`
+        """Best first, only chunks of `index_key` (or of any of several keys: ONE ranking,
+        scores comparable across them) with those statuses and kinds, filtered inside the
+        index before ranking (never a post-filter of a global top-k). With `now`
         (unix seconds), chunks whose expires_at is set and <= now are left out. Any text a
         user types is a valid query: it never raises, an empty query gives []."""
 

@@ -44,9 +44,19 @@ def result_item(root: Path, result: SearchResult, explain: bool) -> dict[str, An
             "path": doc.path,
         }
     item["kind"] = doc.kind
+    item.update(relevance_fields(result))
     if explain:
         item["explain"] = dict(result.explain)
     return item
+
+
+def relevance_fields(result: SearchResult) -> dict[str, Any]:
+    """`relevance` (absolute, indexer.relevance, rounded once here) and `passed` (reaches the
+    floor it was searched with): the same two fields in `search --json`, the console's
+    /search and the plugin's `retrieve`, so every surface shows one number."""
+    if result.relevance is None:
+        return {}
+    return {"relevance": round(result.relevance.value, 4), "passed": result.relevance.passed}
 
 
 def results_text(items: list[dict[str, Any]], explain: bool) -> str:
@@ -57,8 +67,11 @@ def results_text(items: list[dict[str, Any]], explain: bool) -> str:
         flat = " ".join(str(item["content"]).split())
         who = item["speaker"]["name"] or item["speaker"]["id"] if item.get("speaker") else ""
         date = (item.get("created_at") or "")[:10]
+        # Below the relevance floor: still listed (ranked), but injection would leave it out.
+        below = "  [below relevance floor]" if item.get("passed") is False else ""
         lines.append(
             f"{item['score']:.3f}  {item['id']}  {date}  {who + ': ' if who else ''}{flat[:100]}"
+            f"{below}"
         )
         if explain:
             parts = item["explain"]
@@ -76,7 +89,19 @@ def results_text(items: list[dict[str, Any]], explain: bool) -> str:
             hint = recency_hint(parts.get("age_days"))
             lines.append(f"       {sources}")
             lines.append(f"       {factors}{'  (' + hint + ')' if hint else ''}")
+            if "absolute" in parts:
+                lines.append(f"       {absolute_text(parts['absolute'])}")
     return "\n".join(lines)
+
+
+def absolute_text(a: dict[str, Any]) -> str:
+    """One line for the absolute relevance, the same numbers as `explain.absolute`."""
+    verdict = "passed" if a["passed"] else "below floor"
+    return (
+        f"relevance {a['value']:.3f} = text {_num(a['text'])} (matched {_num(a['matched'])} of "
+        f"{_num(a['query_weight'])}) + vector {_num(a['vector'])}; floor {a['floor']:.2f}: "
+        f"{verdict} [{a['version']}]"
+    )
 
 
 def _num(value: object) -> str:

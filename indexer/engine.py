@@ -10,9 +10,11 @@ from __future__ import annotations
 import logging
 import shutil
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from indexer.backend import IndexLockedError, IndexMismatchError
+from indexer.calibration import calibrate
 from indexer.embed_cache import CachedEmbedder
 from indexer.embeddings import Embedder, default_embedder
 from indexer.manifest import Manifest, index_dir
@@ -21,6 +23,7 @@ from indexer.ranking import RankWeights
 from indexer.readonly import index_error
 from indexer.rebuild import VectorRebuild, open_vectors, vectors_dir
 from indexer.records import ChunkDoc
+from indexer.relevance import DEFAULT_FLOOR, Calibrated, VectorScale
 from indexer.search import SearchRequest, SearchResult, hybrid_search
 from indexer.sync import Syncer, SyncReport
 from indexer.text_index import TextIndex
@@ -176,12 +179,17 @@ class Engine:
         now: int | None = None,
         decay: bool = True,
         weights: RankWeights | None = None,
+        libraries: Sequence[ScopeId] = (),
+        floor: float = DEFAULT_FLOOR,
     ) -> list[SearchResult]:
-        """Search inside the scope's index_key only (plus its session profiles if asked)."""
+        """Search inside the scope's index_key only (plus its session profiles if asked,
+        and the episodes of `libraries`, the KB libraries attached to the chat's pipeline:
+        one ranking of all of them, see indexer.search)."""
         clock = now if now is not None else int(time.time())
         request = SearchRequest(
             query=query,
             index_key=scope.index_key,
+            library_keys=tuple(library.index_key for library in libraries),
             top_k=top_k,
             mode=mode,
             profile_key=scope.profile_key if include_profiles else None,
@@ -189,15 +197,21 @@ class Engine:
             statuses=statuses,
             now=clock if decay else None,
             weights=weights or RankWeights(),
+            floor=floor,
         )
         return self.run(request)
 
     def run(self, request: SearchRequest) -> list[SearchResult]:
         backends = {"text": self.text, "vector": self.vector}
-        return hybrid_search(request, backends, self.lookup)
+        return hybrid_search(request, backends, self.lookup, calibrated=self.calibrated())
 
-    def lookup(self, chunk_id: int) -> ChunkDoc | None:
-        return self.manifest.doc(chunk_id)
+    def calibrated(self) -> Calibrated:
+        """Term statistics and the active model's cosine scale for indexer.relevance."""
+        return Calibrated(self.text.term_stats, VectorScale.of(calibrate(self.embedder)))
+
+    def lookup(self, chunk_ids: Iterable[int]) -> dict[int, ChunkDoc]:
+        """Docs of many chunks in one batched read; removed ones are left out."""
+        return self.manifest.docs(chunk_ids)
 
     def close(self) -> None:
         if self.rebuild is not None:

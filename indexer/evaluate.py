@@ -1,5 +1,6 @@
 """`memvault eval retrieval` (DESIGN.md 6): a throw-away vault from a benchmark, searched
-through the normal pipeline, one query at a time inside its own scope."""
+through the normal pipeline, one query at a time inside its own scope; each line also says
+how many leading results pass the relevance floor ("relevant")."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 import logging
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 
 from indexer.embeddings import Embedder
 from indexer.engine import Engine
+from indexer.relevance import passes
 from indexer.search import SearchRequest
 from vault.episodes import render_episode
 from vault.keys import ScopeId
@@ -101,8 +103,26 @@ def run_eval(
                         mode=mode,
                         now=clock,
                     )
-                    ranked = [r.doc.episode_id for r in engine.run(request)]
-                    out.write(json.dumps({"query_id": row["query_id"], "ranked": ranked}) + "\n")
+                    results = engine.run(request)
+                    ranked = [r.doc.episode_id for r in results]
+                    values = [r.relevance.value if r.relevance else 0.0 for r in results]
+                    line = {
+                        "query_id": row["query_id"],
+                        "ranked": ranked,
+                        "relevant": leading_passed(values, request.floor),
+                    }
+                    out.write(json.dumps(line) + "\n")
                     queries += 1
             done = time.perf_counter()
     return EvalStats(count, queries, indexed - started, done - indexed)
+
+
+def leading_passed(values: Sequence[float], floor: float) -> int:
+    """How many leading results reach the floor (DESIGN.md 6 "relevant"): what automatic
+    injection would use, up to its top-k."""
+    count = 0
+    for value in values:
+        if not passes(value, floor):
+            break
+        count += 1
+    return count

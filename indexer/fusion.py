@@ -7,6 +7,11 @@ Two formulas, both measured on ../shared/bench (see bench/retrieval):
   rest (a list that is confident about its top hit counts more), missing = that list's
   lowest z. A weak list (e.g. a vector model on a language it handles badly) then stops
   dragging a strong one down, which equal-weight RRF does.
+- `zconf3` (zconf-3): zconf, but a list whose best hit is below the relevance floor on the
+  absolute scale (indexer.relevance) gets at most its share of the floor times the say of
+  a list that reached it: a list that matched nothing meaningful (a clueless text list when
+  the words of question and memory differ) cannot outweigh the one that did match,
+  however far its top z-score stands out.
 And one step before fusion:
 - `conversation_context`: a text hit also gains a share of the best text score of another
   speaker's memory written close in time (the turn it answers or that answers it), so a
@@ -25,6 +30,7 @@ from indexer.records import Hit
 
 RRF_VERSION = "rrf-1"
 ZCONF_VERSION = "zconf-2"
+ZCONF3_VERSION = "zconf-3"
 CONTEXT_VERSION = "ctx-1"
 # Measured on ../shared/bench (bench/retrieval/tune5.py, text top 200, same settings for
 # every dataset): gain 0.3 lifted LoCoMo hybrid hit@5 60.0 -> 63.0 and recall@10 62.6 ->
@@ -121,6 +127,36 @@ def _zscores(hits: Sequence[Hit]) -> tuple[list[float], float, float]:
         return [1.0] * len(values), 0.0, 1.5
     z = [(v - mean) / std for v in values]
     return z, min(z), max(0.0, z[0]) + 0.5
+
+
+def trust(quality: float, floor: float) -> float:
+    """zconf-3's share of a list's say: its best hit's absolute relevance over the floor,
+    at most 1 (a list at or above the floor keeps its full say)."""
+    if floor <= 0:
+        return 1.0
+    return min(1.0, max(0.0, quality) / floor)
+
+
+def zconf3(
+    lists: Mapping[str, Sequence[Hit]],
+    weights: Mapping[str, float],
+    quality: Mapping[str, float],
+    floor: float,
+) -> list[Fused]:
+    """zconf where a list whose best hit is below the floor (`quality[source]`, missing =
+    trusted) has at most trust() x the say (confidence x weight) of the weakest list that
+    reached it. When no list reached the floor, or all did, this is zconf exactly."""
+    say = {s: _zscores(h)[2] * weights.get(s, 1.0) for s, h in lists.items() if h}
+    good = [say[s] for s in say if quality.get(s, floor) >= floor]
+    if not good or len(good) == len(say):
+        return zconf(lists, weights)
+    cap = min(good)
+    scaled = dict(weights)
+    for source, value in say.items():
+        q = quality.get(source, floor)
+        if q < floor and value > 0:
+            scaled[source] = weights.get(source, 1.0) * min(1.0, cap * trust(q, floor) / value)
+    return zconf(lists, scaled)
 
 
 def zconf(

@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 
 INDEX_DIR = "index"
 MANIFEST_NAME = "manifest.sqlite"
+# Ids bound per `IN (...)`: far below SQLite's bound-parameter limit (999 before 3.32).
+IN_CHUNK = 500
 
 
 def index_dir(vault_root: Path) -> Path:
@@ -147,8 +149,8 @@ class Manifest:
                 rows = self._select(f"SELECT path, ordinal, {EID} FROM chunks", roots, "path")
                 ids = sorted({eid for _, ordinal, eid in rows if ordinal == 0 and eid})
             found: list[tuple[str, str]] = []
-            for start in range(0, len(ids), 500):  # far below SQLite's bound-parameter limit
-                part = ids[start : start + 500]
+            for start in range(0, len(ids), IN_CHUNK):
+                part = ids[start : start + IN_CHUNK]
                 found += self._db.execute(
                     f"SELECT path, {EID} FROM chunks WHERE ordinal = 0 AND {EID} IN "
                     f"({','.join('?' * len(part))}) AND json_extract(doc, '$.kind') = 'episode'",
@@ -165,11 +167,24 @@ class Manifest:
         return dict(rows)
 
     def doc(self, chunk_id: int) -> ChunkDoc | None:
+        return self.docs([chunk_id]).get(chunk_id)
+
+    def docs(self, chunk_ids: Iterable[int]) -> dict[int, ChunkDoc]:
+        """chunk id -> its doc, for the ids the manifest holds a doc of (others are left
+        out: removed since an index answered). One SELECT per IN_CHUNK ids, not per id:
+        a search reads ~200 candidates."""
+        wanted = list(dict.fromkeys(chunk_ids))
+        found: dict[int, ChunkDoc] = {}
         with self._lock:
-            row = self._db.execute(
-                "SELECT doc FROM chunks WHERE chunk_id = ?", (chunk_id,)
-            ).fetchone()
-        return doc_from_json(row[0]) if row and row[0] else None
+            for start in range(0, len(wanted), IN_CHUNK):
+                part = wanted[start : start + IN_CHUNK]
+                rows = self._db.execute(
+                    f"SELECT chunk_id, doc FROM chunks WHERE doc IS NOT NULL AND chunk_id IN "
+                    f"({','.join('?' * len(part))})",
+                    part,
+                ).fetchall()
+                found.update((cid, doc_from_json(doc)) for cid, doc in rows if doc)
+        return found
 
     def all_docs(self) -> list[ChunkDoc]:
         with self._lock:

@@ -1,12 +1,15 @@
 """Hybrid search inside one scope: candidates from both indexes, fused, weighted, grouped.
 
 The scope is a filter inside each index query (SearchBackend.search takes the index_key),
-applied before ranking; nothing here ever sees another scope's candidates.
+applied before ranking; nothing here ever sees another scope's candidates. A chat's attached
+KB libraries (`library_keys`) join that filter: their reference memories and the chat's are
+ONE candidate pool per index, fused and scored once, so a lone weak library hit is not
+rescaled to a perfect score as a list of its own would be.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +19,7 @@ from indexer.fusion import (
     CONTEXT_VERSION,
     CONTEXT_WINDOW_S,
     RRF_VERSION,
+    ZCONF3_VERSION,
     ZCONF_VERSION,
     Fused,
     Written,
@@ -23,9 +27,11 @@ from indexer.fusion import (
     rrf,
     to_unit,
     zconf,
+    zconf3,
 )
 from indexer.ranking import RANK_VERSION, RankWeights, names_speaker, score
 from indexer.records import ChunkDoc, Hit
+from indexer.relevance import DEFAULT_FLOOR, Calibrated, Judge, Relevance
 
 MODES = ("hybrid", "text", "vector")
 CANDIDATES = 50
@@ -45,17 +51,23 @@ DEFAULT_WEIGHTS: Mapping[str, float] = {"text": 1.0, "vector": 0.25}
 class SearchRequest:
     query: str
     index_key: str  # ScopeId.index_key: never LangBot's user_key, which can collide
+    # Index keys of the KB libraries attached to THIS chat's pipeline (knowledge_store.
+    # library_scope(kb).index_key): their episodes rank in the same pool as the chat's.
+    library_keys: tuple[str, ...] = ()
     top_k: int = 5
     mode: str = "hybrid"
     profile_key: str | None = None  # ScopeId.profile_key: also search this session's profiles
     speaker_id: str = ""
     statuses: tuple[str, ...] = ("active",)
     now: int | None = None  # unix seconds; None = no time decay, no expiry filter
-    fusion: str = "zconf"
+    # zconf3 = zconf-2 unless a list is below the relevance floor (needs Calibrated).
+    fusion: str = "zconf3"
     weights: RankWeights = field(default_factory=RankWeights)
     source_weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     context_gain: float = CONTEXT_GAIN  # 0 = no conversation context
     context_window_s: int = CONTEXT_WINDOW_S
+    # indexer.relevance: results below it are marked (SearchResult.relevance.passed).
+    floor: float = DEFAULT_FLOOR
 
 
 @dataclass(frozen=True)
@@ -64,12 +76,19 @@ class SearchResult:
     score: float
     chunks: tuple[int, ...]
     explain: Mapping[str, Any]
+    # Absolute relevance (indexer.relevance); None when the engine gave no calibration.
+    relevance: Relevance | None = None
+
+
+# One batched read of many candidates' docs (Engine.lookup -> Manifest.docs); ids it does
+# not return were removed since the index answered.
+Lookup = Callable[[Iterable[int]], Mapping[int, ChunkDoc]]
 
 
 def _candidates(backend: SearchBackend, request: SearchRequest, depth: int) -> list[Hit]:
     hits = backend.search(
         request.query,
-        request.index_key,
+        (request.index_key, *request.library_keys),
         depth,
         statuses=request.statuses,
         kinds=("episode",),
@@ -88,50 +107,82 @@ def _candidates(backend: SearchBackend, request: SearchRequest, depth: int) -> l
     return hits
 
 
-def fuse(request: SearchRequest, lists: Mapping[str, Sequence[Hit]]) -> list[Fused]:
+FUSIONS = {"rrf": RRF_VERSION, "zconf": ZCONF_VERSION, "zconf3": ZCONF3_VERSION}
+
+
+def fuse(
+    request: SearchRequest,
+    lists: Mapping[str, Sequence[Hit]],
+    quality: Mapping[str, float] | None = None,
+) -> list[Fused]:
+    """`quality`: absolute relevance of each list's best hit (zconf3; None = all trusted)."""
     if request.fusion == "rrf":
         return rrf(lists, request.source_weights)
     if request.fusion == "zconf":
         return zconf(lists, request.source_weights)
-    raise ValueError(f"fusion must be rrf or zconf (got {request.fusion!r})")
+    if request.fusion == "zconf3":
+        return zconf3(lists, request.source_weights, quality or {}, request.floor)
+    raise ValueError(f"fusion must be one of {', '.join(FUSIONS)} (got {request.fusion!r})")
+
+
+def _quality(
+    lists: Mapping[str, Sequence[Hit]],
+    judge: Judge | None,
+    docs: Mapping[int, ChunkDoc],
+) -> dict[str, float]:
+    """Absolute relevance of each list's best hit, for zconf3."""
+    out: dict[str, float] = {}
+    if judge is None:
+        return out
+    for name, hits in lists.items():
+        if not hits:
+            continue
+        if name == "vector":
+            out[name] = judge.vector(hits[0].score) or 0.0
+        elif (doc := docs.get(hits[0].chunk_id)) is not None:
+            out[name] = judge.text(_indexed_texts(doc), (doc.speaker_name,)) or 0.0
+    return out
 
 
 def hybrid_search(
     request: SearchRequest,
     backends: Mapping[str, SearchBackend],
-    lookup: Callable[[int], ChunkDoc | None],
+    lookup: Lookup,
     depth: int = CANDIDATES,
+    calibrated: Calibrated | None = None,
 ) -> list[SearchResult]:
     if request.mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)} (got {request.mode!r})")
     if not request.query.strip() or request.top_k < 1:
         return []
     sources = ("text", "vector") if request.mode == "hybrid" else (request.mode,)
-    docs: dict[int, ChunkDoc | None] = {}
-
-    def doc_of(chunk_id: int) -> ChunkDoc | None:
-        if chunk_id not in docs:
-            docs[chunk_id] = lookup(chunk_id)
-        return docs[chunk_id]
-
+    with_context = request.context_gain > 0
+    found: dict[str, list[Hit]] = {}
+    for name in sources:
+        wide = name == "text" and with_context
+        found[name] = _candidates(
+            backends[name], request, max(depth, CONTEXT_CANDIDATES) if wide else depth
+        )
+    # Every candidate's doc in one batched read, not one SELECT per hit (~200 a query):
+    # the context step needs the wide text list's, the scoring below the fused ones'.
+    docs = lookup({hit.chunk_id for hits in found.values() for hit in hits})
     lists: dict[str, list[Hit]] = {}
     context: dict[int, tuple[int, float]] = {}
-    for name in sources:
-        if name == "text" and request.context_gain > 0:
-            hits = _candidates(backends[name], request, max(depth, CONTEXT_CANDIDATES))
+    for name, hits in found.items():
+        if name == "text" and with_context:
             hits, context = conversation_context(
-                hits, _written(hits, doc_of), request.context_gain, request.context_window_s
+                hits, _written(hits, docs), request.context_gain, request.context_window_s
             )
-            lists[name] = hits[:depth]
-        else:
-            lists[name] = _candidates(backends[name], request, depth)
-    fused = fuse(request, lists)
+        lists[name] = hits[:depth]
+    judge = calibrated.judge(request.query, request.floor) if calibrated else None
+    quality = _quality(lists, judge, docs) if request.fusion == "zconf3" else {}
+    fused = fuse(request, lists, quality)
     relevance = to_unit(fused)
     # One result per episode FILE: two files stating one id (a person's copy) stay two
     # results, each with its own path, instead of whichever chunk happened to score best.
     by_episode: dict[tuple[str, str], SearchResult] = {}
     for item in fused:
-        doc = doc_of(item.chunk_id)
+        doc = docs.get(item.chunk_id)
         if doc is None:  # removed between the index answer and now
             continue
         scored = score(
@@ -175,18 +226,32 @@ def hybrid_search(
         chunks = (item.chunk_id, *(previous.chunks if previous else ()))
         by_episode[key] = SearchResult(doc, scored.score, chunks, explain)
     ranked = sorted(by_episode.values(), key=lambda r: (-r.score, r.doc.episode_id, r.doc.path))
-    return ranked[: request.top_k]
+    if judge is None:
+        return ranked[: request.top_k]
+    return [_judged(r, judge) for r in ranked[: request.top_k]]
 
 
-def _written(hits: Sequence[Hit], doc_of: Callable[[int], ChunkDoc | None]) -> dict[int, Written]:
+def _judged(result: SearchResult, judge: Judge) -> SearchResult:
+    cosine = result.explain["sources"].get("vector", {}).get("raw")
+    rel = judge.judge(_indexed_texts(result.doc), cosine, (result.doc.speaker_name,))
+    explain = {**result.explain, "absolute": rel.explain()}
+    return SearchResult(result.doc, result.score, result.chunks, explain, rel)
+
+
+def _indexed_texts(doc: ChunkDoc) -> tuple[str, ...]:
+    # What the text index holds for a chunk (indexer.text_index adds speaker and tags).
+    return (doc.text, doc.speaker_name, *doc.tags)
+
+
+def _written(hits: Sequence[Hit], docs: Mapping[int, ChunkDoc]) -> dict[int, Written]:
     """Episode hits' time and speaker for conversation_context (profiles take no part)."""
     out: dict[int, Written] = {}
     for hit in hits:
-        doc = doc_of(hit.chunk_id)
+        doc = docs.get(hit.chunk_id)
         if doc is not None and doc.kind == "episode":
             out[hit.chunk_id] = Written(doc.created_at, doc.speaker_id or doc.speaker_name)
     return out
 
 
 def _version(fusion: str) -> str:
-    return ZCONF_VERSION if fusion == "zconf" else RRF_VERSION
+    return FUSIONS.get(fusion, fusion)

@@ -5,20 +5,16 @@ marks older active memories of the same scope that say nearly the same thing as 
 unrelated texts at very different similarities (USE around 0.1, some e5 models at 0.8-0.9,
 where upstream's fixed 0.85 would supersede unrelated memories). The threshold is the
 model's mean similarity of mutually unrelated sentences plus SIGMAS standard deviations,
-and never below the most similar unrelated pair plus MARGIN.
+and never below the most similar unrelated pair plus MARGIN (indexer.calibration).
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 
-import numpy as np
-
-from indexer.embeddings import Embedder
+from indexer.calibration import Calibration, calibrate, calibration_sentences
 from indexer.engine import Engine
 from indexer.search import SearchRequest
-from templates import read_template
 from vault.keys import ScopeId
 from vault.model import CORRECTION_TAGS, Episode
 from vault.operations import Vault
@@ -26,41 +22,10 @@ from vault.store import AmbiguousIdError
 
 log = logging.getLogger(__name__)
 
+__all__ = ["Calibration", "calibrate", "calibration_sentences", "supersede_on_correction"]
+
 SUPERSEDE_VERSION = "calibrated-1"
-SIGMAS = 6.0
-MARGIN = 0.1
 CANDIDATES = 8
-
-
-@dataclass(frozen=True)
-class Calibration:
-    identity: str
-    mean: float
-    std: float
-    max_unrelated: float
-
-    @property
-    def threshold(self) -> float:
-        return min(0.99, max(self.mean + SIGMAS * self.std, self.max_unrelated + MARGIN))
-
-
-_CACHE: dict[str, Calibration] = {}
-
-
-def calibration_sentences() -> list[str]:
-    text = read_template("calibration_sentences.txt")
-    return [line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#")]
-
-
-def calibrate(embedder: Embedder) -> Calibration:
-    key = embedder.identity.key
-    if key not in _CACHE:
-        vectors = embedder.embed_documents(calibration_sentences())
-        sims = vectors @ vectors.T
-        pairs = sims[np.triu_indices(len(vectors), 1)]
-        _CACHE[key] = Calibration(key, float(pairs.mean()), float(pairs.std()), float(pairs.max()))
-        log.info("supersede=calibrated identity=%s threshold=%.3f", key, _CACHE[key].threshold)
-    return _CACHE[key]
 
 
 def is_correction(episode: Episode) -> bool:

@@ -11,7 +11,13 @@ from pathlib import Path
 import tantivy
 
 from indexer import tokenize
-from indexer.backend import DEFAULT_KINDS, DEFAULT_STATUSES, IndexLockedError, IndexMismatchError
+from indexer.backend import (
+    DEFAULT_KINDS,
+    DEFAULT_STATUSES,
+    IndexLockedError,
+    IndexMismatchError,
+    scope_keys,
+)
 from indexer.locks import WriterLock, check_chunk_id
 from indexer.readonly import ShadowDir, no_index_error
 from indexer.records import ChunkDoc, Hit
@@ -206,15 +212,13 @@ class TextIndex:
     def _build_query(
         self,
         query: str,
-        index_key: str,
+        index_keys: Sequence[str],
         statuses: Sequence[str],
         kinds: Sequence[str],
         now: int | None,
     ) -> tantivy.Query | None:
         terms = tokenize.analyze_query(query)
-        should = [
-            tantivy.Query.term_query(self._schema, "text", t, "freq") for t in terms.words
-        ] + [
+        should = [self._word(t) for t in terms.matching] + [
             tantivy.Query.boost_query(
                 tantivy.Query.term_query(self._schema, "text_cjk2", t, "freq"), BIGRAM_BOOST
             )
@@ -223,7 +227,9 @@ class TextIndex:
         if not should:
             return None
         filters = [
-            self._any_of("index_key", [index_key]),
+            # Several keys = one OR filter: one BM25 ranking, with the index-wide statistics
+            # every key's scores already share, so they compare.
+            self._any_of("index_key", index_keys),
             self._any_of("status", statuses),
             self._any_of("kind", kinds),
         ]
@@ -240,21 +246,28 @@ class TextIndex:
         # Filters must not move BM25 scores: wrap them to score 0.
         clauses = [(tantivy.Occur.Must, tantivy.Query.const_score_query(f, 0.0)) for f in filters]
         clauses.append((tantivy.Occur.Must, _should(should)))
+        # Next to Must clauses a Should clause is optional: it only adds to the score of a
+        # memory that already matched, so one shared character (点) is not a match by itself.
+        clauses.extend((tantivy.Occur.Should, self._word(t)) for t in terms.tiebreak)
         return tantivy.Query.boolean_query(clauses)
+
+    def _word(self, term: str) -> tantivy.Query:
+        return tantivy.Query.term_query(self._schema, "text", term, "freq")
 
     def search(
         self,
         query: str,
-        index_key: str,
+        index_key: str | Sequence[str],
         limit: int,
         *,
         statuses: Sequence[str] = DEFAULT_STATUSES,
         kinds: Sequence[str] = DEFAULT_KINDS,
         now: int | None = None,
     ) -> list[Hit]:
-        if limit <= 0 or not statuses or not kinds or not query or not query.strip():
+        keys = scope_keys(index_key)
+        if limit <= 0 or not keys or not statuses or not kinds or not query or not query.strip():
             return []
-        q = self._build_query(query, index_key, statuses, kinds, now)
+        q = self._build_query(query, keys, statuses, kinds, now)
         if q is None:
             return []
         self._refresh_if_stale()
@@ -267,6 +280,15 @@ class TextIndex:
             Hit(chunk_id=int(cid), score=float(score))
             for (score, _), cid in zip(result.hits, ids, strict=True)
         ]
+
+    def term_stats(
+        self, terms: Iterable[tuple[str, str]]
+    ) -> tuple[int, dict[tuple[str, str], int]]:
+        """(documents in the index, {(field, term): documents holding it}) for the idf
+        weights of indexer.relevance (whole index: the same weight in every scope)."""
+        self._refresh_if_stale()
+        searcher = self._index.searcher()
+        return searcher.num_docs, {(f, t): searcher.doc_freq(f, t) for f, t in terms}
 
     def ids(self) -> set[int]:
         self._refresh_if_stale()

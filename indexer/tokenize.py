@@ -11,7 +11,10 @@ Two tantivy fields carry the text:
   words whole, so the bigrams are built here and indexed as a space-separated string.
 
 Queries never go through `parse_query` (it turns a CJK run into a phrase query, so a whole
-Chinese question matches nothing); callers build a boolean OR of `analyze(text)` terms.
+Chinese question matches nothing); callers build a boolean OR of `analyze_query(text)` terms.
+A character of a longer CJK run in the query (读书会几点) only breaks ties (`Analysis.tiebreak`):
+one shared character such as 点 is not evidence that a memory is about the question, so a
+memory must share a bigram or a word to match. A character typed alone (猫) still matches.
 
 Python-side tokens come from the same tantivy analyzer objects that `register()` installs
 on the index, so index and query terms cannot drift (and no Python stemmer is needed).
@@ -58,10 +61,20 @@ MAX_QUERY_TERMS = 512
 
 @dataclass(frozen=True)
 class Analysis:
-    """Terms of one text, per field: `words` for `text`, `bigrams` for `text_cjk2`."""
+    """Terms of one text, per field: `words` for `text`, `bigrams` for `text_cjk2`.
+
+    `tiebreak` holds the words that are CJK characters of a query run of two or more
+    characters: they add score to a memory that matches another term, never match alone.
+    """
 
     words: list[str]
     bigrams: list[str]
+    tiebreak: tuple[str, ...] = ()
+
+    @property
+    def matching(self) -> list[str]:
+        """The `words` that make a match on their own (all but the tie-breakers)."""
+        return [w for w in self.words if w not in self.tiebreak]
 
 
 def _build_text_analyzer() -> tantivy.TextAnalyzer:
@@ -116,6 +129,17 @@ def _dedupe(terms: list[str]) -> list[str]:
     return list(dict.fromkeys(terms))
 
 
+def _run_characters(text: str) -> frozenset[str]:
+    """CJK characters that occur in `text` only inside runs of two or more characters.
+
+    One typed alone (猫, or 猫 next to English words) is the whole CJK part of what the person
+    asked for, so it must keep matching on its own.
+    """
+    runs = _analyzers()[1].analyze(text)
+    alone = {r for r in runs if len(r) == 1}
+    return frozenset(c for r in runs if len(r) > 1 for c in r) - alone
+
+
 def analyze_query(text: str) -> Analysis:
     """Distinct query terms per field, capped at MAX_QUERY_TERMS in total (first ones kept)."""
     words = _dedupe(word_tokens(text))
@@ -132,6 +156,11 @@ def analyze_query(text: str) -> Analysis:
         keep_b = min(len(bigrams), max(half, MAX_QUERY_TERMS - len(words)))
         keep_w = MAX_QUERY_TERMS - keep_b
         words, bigrams = words[:keep_w], bigrams[:keep_b]
+    in_runs = _run_characters(text)
+    tiebreak = tuple(w for w in words if w in in_runs)  # query order: deterministic scores
+    if bigrams or len(tiebreak) < len(words):
+        return Analysis(words=words, bigrams=bigrams, tiebreak=tiebreak)
+    # The cap dropped every bigram and word that could match: let the characters match.
     return Analysis(words=words, bigrams=bigrams)
 
 

@@ -21,7 +21,7 @@ import faiss
 import numpy as np
 
 from indexer import vector_store as store
-from indexer.backend import DEFAULT_KINDS, DEFAULT_STATUSES, IndexMismatchError
+from indexer.backend import DEFAULT_KINDS, DEFAULT_STATUSES, IndexMismatchError, scope_keys
 from indexer.locks import WriterLock, check_chunk_id
 from indexer.readonly import no_index_error
 from indexer.records import ChunkDoc, Hit
@@ -266,22 +266,23 @@ class VectorIndex:
     def search(
         self,
         query: str,
-        index_key: str,
+        index_key: str | Sequence[str],
         limit: int,
         *,
         statuses: Sequence[str] = DEFAULT_STATUSES,
         kinds: Sequence[str] = DEFAULT_KINDS,
         now: int | None = None,
     ) -> list[Hit]:
+        keys = scope_keys(index_key)
         if limit <= 0 or not query or not query.strip():
             return []
         self._refresh_if_stale()
         with self._mutex:
-            if index_key not in self._rows.scopes:
+            if not any(key in self._rows.scopes for key in keys):
                 return []  # nothing to search: spare the embedding
         vec = self._embed_query(query)
-        with self._mutex:  # cost follows the scope's size, never the vault's
-            found = self._rows.search(vec, index_key, limit, set(statuses), set(kinds), now)
+        with self._mutex:  # cost follows the scopes' sizes, never the vault's
+            found = self._rows.search(vec, keys, limit, set(statuses), set(kinds), now)
         return [Hit(chunk_id=cid, score=score) for cid, score in found]
 
     def ids(self) -> set[int]:

@@ -202,16 +202,23 @@ class ScopedRows:
     def search(
         self,
         vec: np.ndarray,
-        index_key: str,
+        index_keys: Sequence[str],
         k: int,
         statuses: set[str],
         kinds: set[str],
         now: int | None,
     ) -> list[tuple[int, float]]:
-        scope = self.scopes.get(index_key)
-        if scope is None:
-            return []
-        return scope.search(vec, k, self.status.wanted(statuses), self.kind.wanted(kinds), now)
+        """The k best rows of these scopes together: each scope's own k best, merged (the
+        k best of a union are among them), best first, ties by chunk id."""
+        status_ok, kind_ok = self.status.wanted(statuses), self.kind.wanted(kinds)
+        found: list[tuple[int, float]] = []
+        for key in dict.fromkeys(index_keys):
+            scope = self.scopes.get(key)
+            if scope is not None:
+                found += scope.search(vec, k, status_ok, kind_ok, now)
+        if len(index_keys) > 1:
+            found.sort(key=lambda hit: (-hit[1], hit[0]))
+        return found[:k]
 
     def snapshot(self) -> tuple[np.ndarray, Iterator[Row], Iterator[np.ndarray]]:
         """ids, rows and float32 vectors, scope after scope (the on-disk order); rows and

@@ -1,6 +1,7 @@
 """One injection turn without the host: what the injector reads (profiles, one recall in
-the chat's scope), what it puts into the prompt and the snapshot it leaves for `!memory` and
-the Memory Console. Pure of LangBot types, so it runs in a worker thread.
+the chat's scope and its attached libraries), what it puts into the prompt and the snapshot
+it leaves for `!memory` and the Memory Console. Pure of LangBot types, so it runs in a
+worker thread.
 """
 
 from __future__ import annotations
@@ -11,14 +12,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import knowledge_store as ks
 import prompting
-from memory_service import PluginSettings
+from memory_service import PluginSettings, relevant
 
 from indexer.engine import Engine
 from indexer.ranking import RankWeights
 from vault.keys import ScopeId
 from vault.model import Profile
-from vault.names import UnsafeNameError
 from vault.operations import Vault
 from vault.snapshots import write_snapshot
 
@@ -81,27 +82,30 @@ def _profile(vault: Vault, scope: ScopeId, speaker: str | None) -> Profile | Non
 def recall(
     vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSettings, now: int
 ) -> list[prompting.Recalled]:
-    weights = RankWeights(half_life_days=settings.half_life_days)
+    # The chat's memories and its attached libraries' in ONE search: one candidate pool,
+    # scored once, so a library record competes on the same scale as the chat's own.
     found = engine.search(
         turn.text,
         turn.scope,
         top_k=settings.top_k,
         speaker_id=turn.sender_id,
-        weights=weights,
+        weights=RankWeights(half_life_days=settings.half_life_days),
         now=now,
+        libraries=ks.present_libraries(vault, turn.libraries),
+        floor=settings.relevance_floor,
     )
-    for library in turn.libraries:
-        try:
-            present = vault.layout.episodes_dir(library).is_dir()  # a stat, not a scan
-        except UnsafeNameError as exc:  # e.g. its folder is a symlink: skip it, not the turn
-            log.warning("memvault=library_skipped library=%s error=%r", library.label(), str(exc))
-            continue
-        if present:
-            found += engine.search(
-                turn.text, library, top_k=settings.top_k, weights=weights, now=now
-            )
-    found.sort(key=lambda r: -r.score)
-    return [prompting.recalled_from(r) for r in found[: settings.top_k]]
+    # Only what reaches the floor goes in: "hi" or "Tokyo flight?" in a chat that holds no
+    # such memory gets no memory block at all (the profile block still goes in).
+    passed = relevant(found, settings.relevance_floor)
+    if len(passed) < len(found):
+        log.info(
+            "memvault=recall_floor scope=%s found=%d passed=%d floor=%.2f",
+            turn.scope.session_key,
+            len(found),
+            len(passed),
+            settings.relevance_floor,
+        )
+    return [prompting.recalled_from(r) for r in passed[: settings.top_k]]
 
 
 def prepare(vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSettings) -> Turn:

@@ -7,9 +7,9 @@ Where uploaded files go (the KB's import target), first match wins:
 2. the `scope_key` a JSON export names (MemVault's and LongTermMemory's exports both carry
    it): the memory goes back to the chat it came from, where it is recalled;
 3. otherwise the KB's own library scope, `bots/_nobot/sessions/kb_<kb id>/`: reference
-   memory of this knowledge base. `retrieve` searches it next to the chat's own scope, so
-   every chat whose pipeline uses the KB recalls it (upstream's fixed "imported" key was
-   never recalled anywhere).
+   memory of this knowledge base. `retrieve`, injection and `recall_memory` rank it with the
+   chat's own scope in one pool (present_libraries), so every chat whose pipeline uses the
+   KB recalls it (upstream's fixed "imported" key was never recalled anywhere).
 
 Each ingest records `document id -> (scope, episode ids)` in
 `<vault>/.memvault/knowledge/<kb id>.json`, next to the vault it describes (it survives a
@@ -27,10 +27,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from indexer.search import hybrid_search
 from vault.keys import ScopeId
 from vault.layout import STATE_DIR
-from vault.names import encode_name
+from vault.names import UnsafeNameError, encode_name
 from vault.operations import Vault
 from vault.safewrite import atomic_write
 from vault.store import BadRequestError, StoredEpisode
@@ -78,34 +77,21 @@ def scope_from_json(data: dict[str, Any]) -> ScopeId:
     return ScopeId(data.get("bot"), data["session"], data.get("isolation", "session"))
 
 
-def search_with(engine: Any, request: Any, extra_index_keys: Sequence[str]) -> list[Any]:
-    """engine.run(request) over the request's scope plus more index keys (KB libraries), as
-    ONE ranking: each index's raw scores are comparable across its scopes, so candidates
-    merge before fusion. (Ranking separate searches and merging them would not work: each
-    result list is normalised on its own, so a lone weak hit in a small library would score
-    like a perfect match.)"""
-    if not extra_index_keys:
-        return engine.run(request)
-    backends = {
-        name: _Union(index, tuple(extra_index_keys))
-        for name, index in (("text", engine.text), ("vector", engine.vector))
-    }
-    return hybrid_search(request, backends, engine.lookup)
-
-
-class _Union:
-    """An index backend seen through several scopes at once."""
-
-    def __init__(self, backend: Any, extra: tuple[str, ...]) -> None:
-        self.backend = backend
-        self.extra = extra
-
-    def search(self, query: str, index_key: str, limit: int, **kw: Any) -> list[Any]:
-        hits = list(self.backend.search(query, index_key, limit, **kw))
-        for key in self.extra:
-            hits += self.backend.search(query, key, limit, **kw)
-        hits.sort(key=lambda h: -h.score)
-        return hits[:limit]
+def present_libraries(vault: Vault, libraries: Sequence[ScopeId]) -> tuple[ScopeId, ...]:
+    """The libraries (attached to THIS pipeline) that hold episodes, each once: what a
+    search passes as `libraries` so they rank in ONE pool with the chat's own memory
+    (indexer.search; ranking separate searches would rescale a lone weak library hit to a
+    perfect score). A library whose folder is unsafe (e.g. a symlink) is skipped, logged."""
+    present: dict[str, ScopeId] = {}
+    for library in libraries:
+        try:
+            found = vault.layout.episodes_dir(library).is_dir()  # a stat, not a scan
+        except UnsafeNameError as exc:
+            log.warning("memvault=library_skipped library=%s error=%r", library.label(), str(exc))
+            continue
+        if found:
+            present.setdefault(library.index_key, library)
+    return tuple(present.values())
 
 
 # --------------------------------------------------------------------------- document map

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -19,6 +19,8 @@ from indexer.backend import IndexLockedError
 from indexer.embed_openai import OpenAICompatible
 from indexer.embeddings import Embedder, default_embedder
 from indexer.engine import Engine
+from indexer.relevance import DEFAULT_FLOOR, passes
+from indexer.search import SearchResult
 from vault.create import init_vault
 from vault.keys import ScopeId, session_name
 from vault.operations import Vault
@@ -54,6 +56,8 @@ class PluginSettings:
     half_life_days: float = 30.0
     top_k: int = 3
     injection_chars: int = 4000
+    # Overrides indexer.relevance's floor (its one home) for every recall path of the plugin.
+    relevance_floor: float = DEFAULT_FLOOR
     git_autocommit: bool = True
 
     @classmethod
@@ -76,6 +80,12 @@ class PluginSettings:
         embedding = str(config.get("embedding") or "local")
         if embedding not in EMBEDDINGS:
             raise SettingsError(f"embedding must be one of {', '.join(EMBEDDINGS)}")
+        floor = number("relevance_floor", DEFAULT_FLOOR, 0.0)
+        if not 0.0 <= floor <= 1.0:  # relevance is in [0, 1]: above it nothing is ever recalled
+            raise SettingsError(
+                f"relevance_floor must be between 0 and 1 (got {floor}); "
+                f"the default is {DEFAULT_FLOOR}"
+            )
         raw_path = str(config.get("vault_path") or "").strip()
         return cls(
             vault_path=Path(raw_path).expanduser() if raw_path else default_vault_path(),
@@ -89,8 +99,18 @@ class PluginSettings:
             half_life_days=number("half_life_days", 30.0, 0.0),
             top_k=number("top_k", 3, 1, int),
             injection_chars=number("injection_chars", 4000, 200, int),
+            relevance_floor=floor,
             git_autocommit=bool(config.get("git_autocommit", True)),
         )
+
+
+def relevant(results: Sequence[SearchResult], floor: float) -> list[SearchResult]:
+    """The results (in rank order) whose absolute relevance reaches the floor: what
+    injection, `retrieve`, `recall_memory` and `!memory search` use. Each is judged on its
+    own: rank also weighs recency, importance and speaker, so a relevant memory can rank
+    after one that is not (and must still be recalled). A result without a relevance (no
+    calibration) does not pass: recalling nothing beats recalling the unjudged."""
+    return [r for r in results if r.relevance is not None and passes(r.relevance.value, floor)]
 
 
 class MemoryService:

@@ -99,6 +99,7 @@ class ToolCall:
     sender_name: str
     kb_state: str  # none | inactive | active (see kb_state)
     kb_id: str | None
+    attached: tuple[str, ...] = ()  # MemVault KBs of this pipeline: their libraries recall
 
 
 async def tool_call(plugin: Any, session: Any, query_id: int) -> ToolCall:
@@ -113,9 +114,11 @@ async def tool_call(plugin: Any, session: Any, query_id: int) -> ToolCall:
         api.list_pipeline_knowledge_bases(),
     )
     sender_id, sender_name = sender_of(query_vars)
-    state, kb_id = kb_state(configs, with_recorded(pipeline_kbs, query_vars))
+    kbs = with_recorded(pipeline_kbs, query_vars)
+    state, kb_id = kb_state(configs, kbs)
     bot = bot_uuid or getattr(session, "bot_uuid", None) or None
-    return ToolCall(bot, sender_id, sender_name, state, kb_id)
+    attached = tuple(dict.fromkeys(attached_kbs(configs, kbs)))
+    return ToolCall(bot, sender_id, sender_name, state, kb_id, attached)
 
 
 def opt_in_error(turn: ToolCall) -> str | None:

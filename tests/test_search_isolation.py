@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from indexer.engine import Engine
 from indexer.manifest import index_dir
+from tests.worlds import open_world
 from vault.create import init_vault
 from vault.keys import ScopeId
 from vault.operations import Vault
@@ -27,12 +28,8 @@ SCOPES = [
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
     root = tmp_path_factory.mktemp("iso") / "memory"
-    init_vault(root, git=False)
-    vault = Vault(root, git=False)
-    engine = Engine.open(root)
-    engine.attach(vault)
-    yield vault, engine
-    engine.close()
+    with open_world(root) as world:
+        yield world
 
 
 def _owner_ok(engine, scope, results):

@@ -38,6 +38,7 @@ def run_memvault(
         engine, warm = _build(ds, Path(tmp) / "vault", cache)
         try:
             backends = {"text": engine.text, "vector": engine.vector}
+            calibrated = engine.calibrated()  # what Engine.run passes: same work per query
             ranked: dict[str, list[str]] = {}
             lat: list[float] = []
             for row in rows:
@@ -45,7 +46,7 @@ def run_memvault(
                                         index_key=ScopeId(None, str(row["scope"])).index_key,
                                         top_k=top_k, mode="hybrid")  # fmt: skip
                 q0 = time.perf_counter()
-                hits = hybrid_search(request, backends, engine.lookup)
+                hits = hybrid_search(request, backends, engine.lookup, calibrated=calibrated)
                 lat.append(time.perf_counter() - q0)
                 ranked[row["query_id"]] = [h.doc.episode_id for h in hits]
         finally:

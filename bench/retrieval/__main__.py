@@ -28,6 +28,7 @@ from indexer.fusion import (
     CONTEXT_VERSION,
     CONTEXT_WINDOW_S,
     RRF_VERSION,
+    ZCONF3_VERSION,
     ZCONF_VERSION,
 )
 from indexer.ranking import RANK_VERSION, RankWeights
@@ -95,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
             "datasets": wanted,
             "top_k": args.top_k,
             "candidates": CANDIDATES,
-            "fusion": ZCONF_VERSION,
+            "fusion": ZCONF3_VERSION,
+            "zconf_version": ZCONF_VERSION,
             "rrf_version": RRF_VERSION,
             "rank_version": RANK_VERSION,
             "context": {

@@ -34,7 +34,8 @@ class System:
 DEFAULT_SYSTEMS = (
     System("memvault-text", "text"),
     System("memvault-vector", "vector"),
-    System("memvault-hybrid", "hybrid"),
+    System("memvault-hybrid", "hybrid", fusion="zconf3"),
+    System("memvault-hybrid-zconf2", "hybrid", fusion="zconf"),
 )
 
 
@@ -60,6 +61,7 @@ def run_systems(
             timing["build_index_s"] = time.perf_counter() - started
             timing["embedder"] = engine.embedder.identity.key
             backends = {"text": engine.text, "vector": engine.vector}
+            calibrated = engine.calibrated()  # zconf3 needs absolute relevance
             for system in systems:
                 t0 = time.perf_counter()
                 ranked: dict[str, list[str]] = {}
@@ -73,7 +75,9 @@ def run_systems(
                     )
                     if system.weights is not None:
                         request = replace(request, source_weights=dict(system.weights))
-                    hits = hybrid_search(request, backends, engine.lookup, depth=system.depth)
+                    hits = hybrid_search(
+                        request, backends, engine.lookup, depth=system.depth, calibrated=calibrated
+                    )
                     ranked[row["query_id"]] = [h.doc.episode_id for h in hits]
                 out[system.name] = ranked
                 elapsed = time.perf_counter() - t0

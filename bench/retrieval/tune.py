@@ -52,7 +52,7 @@ def collect(refresh: bool = False) -> dict[str, dict[str, Any]]:
                     vec = engine.vector.search(q, key, 100000, kinds=("episode",))
                     for h in (*text, *vec):
                         if h.chunk_id not in data["episode"]:
-                            data["episode"][h.chunk_id] = engine.lookup(h.chunk_id).episode_id
+                            data["episode"][h.chunk_id] = engine.manifest.doc(h.chunk_id).episode_id
                     data["queries"].append((row["query_id"], row["gold_ids"], text, vec))
         path.write_bytes(pickle.dumps(data))
         out[ds.name] = data

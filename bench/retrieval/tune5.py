@@ -62,7 +62,7 @@ class Ctx:
     def doc(self, cid: int) -> None:
         if cid in self.ep:
             return
-        d = self.engine.lookup(cid)
+        d = self.engine.manifest.doc(cid)
         self.ep[cid] = d.episode_id
         self.words[cid] = tokenize.word_tokens(d.text)
         self.bigrams[cid] = tokenize.cjk_bigrams(d.text)

@@ -141,6 +141,7 @@
       h('span', { class: 'badge badge-' + ep.status, testid: 'episode-status', i18n: 'status_' + ep.status }),
       typeof ep.score === 'number'
         ? h('span', { class: 'score', testid: 'episode-score', title: t('score') }, MV.fmtNum(ep.score)) : null,
+      relevanceChip(ep),
       h('span', { class: 'muted', title: ep.created_at || '' }, MV.fmtDate(ep.created_at)),
       speaker ? h('span', { class: 'speaker', title: ep.speaker.id || '' }, '@' + speaker) : null,
       h('span', { class: 'muted', title: t('field_importance') }, '★'.repeat(Math.max(0, Math.min(5, ep.importance || 0)))),
@@ -161,6 +162,17 @@
       ep.explain ? explainBox(ep.explain) : null,
       ui.editing === ep.id ? editForm(ep) : actions(ep)]);
     return node;
+  }
+
+  /** Absolute relevance and whether it reaches the floor recall uses: the number is
+   * explain.absolute.value with 3 decimals, as `memvault search --explain` prints it. */
+  function relevanceChip(ep) {
+    const abs = ep.explain && ep.explain.absolute;
+    if (!abs || typeof abs.value !== 'number') return null;
+    const vars = { value: abs.value.toFixed(3), floor: Number(abs.floor).toFixed(2) };
+    return h('span', { class: 'chip ' + (abs.passed ? 'chip-ok' : 'chip-below'),
+      testid: 'episode-relevance', 'data-passed': String(Boolean(abs.passed)),
+      i18n: abs.passed ? 'relevance_passed' : 'relevance_below', vars });
   }
 
   // explain: any shape -> flat "a.b.c = value" rows, so new score components show up as-is.
@@ -189,7 +201,7 @@
 
   function explainBox(explain) {
     const rows = flatten(explain, '', []);
-    const main = ['fusion', 'text', 'vector', 'relevance', 'recency', 'importance', 'speaker', 'update', 'score'];
+    const main = ['absolute', 'fusion', 'text', 'vector', 'relevance', 'recency', 'importance', 'speaker', 'update', 'score'];
     const first = rows.filter(([k]) => main.some((m) => k === m || k.startsWith(m + '.') || k.startsWith('sources.' + m + '.')));
     const rest = rows.filter((r) => !first.includes(r));
     const tr = ([key, value]) => h('tr', { 'data-key': key },

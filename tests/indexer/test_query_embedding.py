@@ -56,7 +56,7 @@ def test_query_vectors_match_document_vectors(vault) -> None:
     with Engine.open(vault.root) as engine:
         engine.reconcile()
         best = engine.vector.search(FACTS[1], SCOPE.index_key, 1)[0]
-        text = engine.lookup(best.chunk_id).text
+        text = engine.lookup([best.chunk_id])[best.chunk_id].text
         assert FACTS[1] in text
         again = engine.vector.search(text, SCOPE.index_key, 1)[0]
         assert again.chunk_id == best.chunk_id and again.score > 0.999

@@ -4,6 +4,7 @@ the FAKE host, over a real vault (git on unless said otherwise) and real indexes
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -163,9 +164,12 @@ async def test_search_finds_in_scope_only_with_upstream_lines(plugin, host):
     lines = text.splitlines()
     assert lines[0] == "[Memory] Found 1 episode(s):"
     day = f"{tea.created_at:%Y-%m-%d}"
-    assert lines[1] == (
-        f"  [{tea.id}] {day} (active, imp:2) [drink, food] Alice likes jasmine tea with honey"
-    )
+    # Each line shows the memory's relevance (3 decimals, as `memvault search --explain`).
+    assert re.fullmatch(
+        rf"  \[{tea.id}\] {day} \(active, imp:2, relevance [01]\.\d{{3}}\) \[drink, food\] "
+        r"Alice likes jasmine tea with honey",
+        lines[1],
+    ), lines[1]
     assert "Mallory" not in text
     assert await say(cmd, host, "!memory search") == "Usage: !memory search <query>"
     assert "Mallory" in await say(cmd, host, "!memory s jasmine", launcher_id=OTHER)
@@ -178,7 +182,7 @@ async def test_search_status_flags(plugin, host):
     vault.archive(chat(plugin), ep.id)
     assert await say(cmd, host, "!memory search kayak Norway") == "[Memory] No episodes found."
     found = await say(cmd, host, "!memory search --include-archived kayak Norway")
-    assert f"[{ep.id}]" in found and "(archived, imp:2)" in found
+    assert f"[{ep.id}]" in found and "(archived, imp:2, relevance " in found
     assert f"[{ep.id}]" in await say(cmd, host, "!memory search --status archived kayak")
     bad = await say(cmd, host, "!memory search --status gone kayak")
     assert bad == "status must be one of: active, superseded, archived, deleted"

@@ -156,7 +156,17 @@ async def test_current_speakers_episode_ranks_first(plugin, opted_in):
 # --------------------------------------------------------------------------- isolation
 
 
-async def test_chat_a_never_sees_chat_b(plugin, opted_in):
+async def test_chat_a_never_sees_chat_b(tmp_path, opted_in):
+    # relevance_floor 0: every candidate is injected, so the floor cannot hide a leak (this
+    # word-salad query is below the default floor for every memory).
+    plugin = await started_plugin(opted_in, tmp_path / "memory", relevance_floor=0.0)
+    try:
+        await _chat_a_never_sees_chat_b(plugin, opted_in)
+    finally:
+        plugin.memory.close()
+
+
+async def _chat_a_never_sees_chat_b(plugin, opted_in):
     remember(plugin, "Alice's flight to Tokyo is on Tuesday", session="group_A")
     remember(plugin, "Bob's project codename is Falcon", session="group_B", speaker=("u2", "Bob"))
     profile(plugin, "notes", "B only: budget is secret", session="group_B")

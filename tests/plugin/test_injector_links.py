@@ -25,7 +25,7 @@ async def test_a_linked_library_folder_is_skipped_and_the_chat_still_recalls(
     folder.symlink_to(outside, target_is_directory=True)
 
     with caplog.at_level(logging.WARNING):
-        ctx = await turn(plugin, host, "office wifi network")
+        ctx = await turn(plugin, host, "does the office wifi password rotate every Monday?")
     recalled = injected(ctx)[1]
     assert "rotates every Monday" in recalled
     assert "Nebula" not in recalled

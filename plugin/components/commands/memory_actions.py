@@ -11,6 +11,8 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from memory_service import relevant
+
 from indexer.engine import Engine
 from indexer.ranking import RankWeights
 from vault.keys import ScopeId
@@ -39,6 +41,8 @@ log = logging.getLogger(__name__)
 # matches anything but is accepted like upstream accepts it.
 UPSTREAM_STATUSES = ("active", "superseded", "archived", "deleted")
 SEARCH_TOP_K = 10
+# The recall tool's wording (recall_memory), for a search whose results all miss the floor.
+NO_RELEVANT = "No relevant memories found."
 
 
 class Reply(Exception):
@@ -215,10 +219,22 @@ def search(call: Call) -> str:
     wanted = tuple(s for s in statuses if s in STATUSES)
     if not wanted:
         raise Reply("[Memory] No episodes found.", "empty")
-    weights = RankWeights(half_life_days=call.memory.settings.half_life_days)
-    results = call.e.search(query, call.scope, top_k=SEARCH_TOP_K, statuses=wanted, weights=weights)
-    if not results:
+    settings = call.memory.settings
+    weights = RankWeights(half_life_days=settings.half_life_days)
+    found = call.e.search(
+        query,
+        call.scope,
+        top_k=SEARCH_TOP_K,
+        statuses=wanted,
+        weights=weights,
+        floor=settings.relevance_floor,
+    )
+    if not found:
         return "[Memory] No episodes found."
+    # The floor automatic injection uses: what is listed here is what recall would use.
+    results = relevant(found, settings.relevance_floor)
+    if not results:
+        return NO_RELEVANT
     lines = [f"[Memory] Found {len(results)} episode(s):"]
     for result in results:
         doc = result.doc
@@ -238,6 +254,7 @@ def search(call: Call) -> str:
                 doc.importance,
                 doc.tags,
                 one_line(content),
+                result.relevance.value if result.relevance is not None else None,
             )
         )
     return "\n".join(lines)

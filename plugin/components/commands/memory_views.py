@@ -51,9 +51,12 @@ def episode_line(
     importance: int,
     tags: Sequence[str],
     content: str,
+    relevance: float | None = None,
 ) -> str:
-    """`  [id] YYYY-MM-DD (status, imp:n) [tags] content` (search and list)."""
-    return f"  [{episode_id}] {date} ({status}, imp:{importance}){_tags(tags)} {content}"
+    """`  [id] YYYY-MM-DD (status, imp:n) [tags] content` (search and list); search adds
+    `, relevance r` with r as `memvault search --explain` prints it (3 decimals)."""
+    rel = f", relevance {relevance:.3f}" if relevance is not None else ""
+    return f"  [{episode_id}] {date} ({status}, imp:{importance}{rel}){_tags(tags)} {content}"
 
 
 def list_line(ep: Episode) -> str:

@@ -36,9 +36,11 @@ from langbot_plugin.api.entities.builtin.rag.context import (
 )
 from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
 from langbot_plugin.api.entities.builtin.rag.models import IngestionContext, IngestionResult
+from memory_service import relevant
 
+from indexer.cli_show import relevance_fields
 from indexer.ranking import RankWeights
-from indexer.search import SearchRequest, SearchResult
+from indexer.search import SearchResult
 from vault.keys import ScopeId
 from vault.names import UnsafeNameError
 from vault.store import BadRequestError
@@ -138,35 +140,40 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
             return RetrievalResponse(results=[], total_found=0)
         weights = RankWeights(half_life_days=memory.settings.half_life_days)
         now = int(time.time())
+        floor = memory.settings.relevance_floor
 
         def search() -> list[SearchResult]:
-            request = SearchRequest(
-                query=query,
-                index_key=scope.index_key,
+            return engine.search(  # the chat's memory and this KB's library: one ranking
+                query,
+                scope,
                 top_k=top_k,
                 speaker_id=sender,
                 now=now,
                 weights=weights,
+                libraries=ks.present_libraries(vault, [library] if library else []),
+                floor=floor,
             )
-            has_library = library is not None and vault.layout.episodes_dir(library).is_dir()
-            return ks.search_with(engine, request, [library.index_key] if has_library else [])
 
         try:
             found = await memory.run(search)
         except Exception as exc:  # noqa: BLE001 - a failed search must not fail the turn
             log.warning("memvault=retrieve_failed kb=%s error=%r", kb_id, str(exc))
             return RetrievalResponse(results=[], total_found=0)
-        results = [self._entry(r, now, sender, scope, library) for r in found[:top_k]]
+        # The plugin's one floor, as injection and recall_memory use it: nothing relevant,
+        # nothing retrieved (LangBot then adds no knowledge to the prompt).
+        passed = relevant(found, floor)
+        results = [self._entry(r, now, sender, scope, library) for r in passed[:top_k]]
         log.info(
-            "memvault=retrieve kb=%s scope=%s top_k=%d results=%d found=%d ms=%.1f",
+            "memvault=retrieve kb=%s scope=%s top_k=%d results=%d found=%d floor=%.2f ms=%.1f",
             kb_id,
             scope.user_key,
             top_k,
             len(results),
             len(found),
+            floor,
             (time.perf_counter() - started) * 1000,
         )
-        return RetrievalResponse(results=results, total_found=len(found))
+        return RetrievalResponse(results=results, total_found=len(passed))
 
     @staticmethod
     def _entry(
@@ -198,6 +205,7 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
             "origin": origin,  # chat: the chat's own memory; library: uploaded to this KB
             "score": result.score,
             "score_components": components,
+            **relevance_fields(result),  # absolute relevance, as `memvault search` shows it
         }
         return RetrievalResultEntry(
             id=doc.episode_id,

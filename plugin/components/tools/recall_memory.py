@@ -1,6 +1,7 @@
 """Tool `recall_memory`: search the chat's memory with filters; upstream messages and JSON.
 
-One hybrid search inside the scope fetches more candidates than asked (filters are applied
+One hybrid search inside the scope and the libraries of the KBs attached to the pipeline
+(one ranking, indexer.search) fetches more candidates than asked (filters are applied
 to them afterwards), then only the episode files of the results that pass are read, for the
 fields the index does not hold (source, superseded_by, full text).
 """
@@ -10,17 +11,21 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import knowledge_store as ks
 import pipeline_memory as pm
 import prompting
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider import session as provider_session
+from memory_service import relevant
 
 from indexer.engine import Engine
 from indexer.ranking import RankWeights
+from indexer.relevance import DEFAULT_FLOOR
 from vault.keys import ScopeId
 from vault.model import Episode, FormatError
 from vault.operations import Vault
@@ -134,6 +139,8 @@ def search(
     status: str,
     filters: Filters,
     half_life_days: float,
+    libraries: Sequence[ScopeId] = (),
+    floor: float = DEFAULT_FLOOR,
 ) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     seen: set[str] = set()
@@ -152,8 +159,11 @@ def search(
         top_k=fetch,
         statuses=(status,),
         weights=RankWeights(half_life_days=half_life_days),
+        libraries=ks.present_libraries(vault, libraries),
+        floor=floor,
     )
-    for result in results:
+    # The plugin's one floor, as injection uses it; the filters then pick among these.
+    for result in relevant(results, floor):
         if len(found) >= top_k:
             break
         if result.doc.episode_id in seen:
@@ -261,6 +271,8 @@ class RecallMemory(Tool):
             status,
             filters,
             memory.settings.half_life_days,
+            tuple(ks.library_scope(kb_id) for kb_id in turn.attached),
+            memory.settings.relevance_floor,
         )
         log.info(
             "memvault=recall_completed query_id=%s kb_id=%s result_count=%d",

@@ -35,6 +35,7 @@ class MemoryConsole(Page):
             host="langbot",
             git_autocommit=settings.git_autocommit,
             warnings=list(memory.warnings),
+            floor=settings.relevance_floor,
         )
         try:
             data = await memory.run(dispatch, ctx, request.endpoint, request.body)

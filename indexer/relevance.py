@@ -1,0 +1,269 @@
+"""Absolute relevance: how well one memory matches one query, on a scale that means the same
+for every query, scope and vault (unlike fusion's rank-normalised score, whose best hit is
+always 1). Pure and versioned; `explain()` keeps every component.
+
+- text: the share of the query's idf weight whose terms the memory holds, where a memory
+  holding TEXT_SATURATION of weight counts as a full match however long the query is (a
+  whole pasted dialogue cannot be covered by one memory; two rare shared words can), and a
+  query lighter than TEXT_EVIDENCE x the weight of a term only one memory holds ("thanks!",
+  "hi") must still match that much: a full match of one common word is little evidence,
+  a word of one memory is enough. Only a vault of EVIDENCE_DOCS memories or more gets the
+  whole minimum (it fades in linearly): in a small one idf cannot tell a common word from
+  the topic (five memories of one team meeting all say "meeting"). A query term that is
+  the memory's own speaker name counts NAME_WEIGHT (in a chat's scope the speakers' names
+  are on every turn: "what did Caroline research?" must match more than "Caroline" in
+  Caroline's memories). Stop words never reach the query (indexer.tokenize drops them); a
+  character of a longer CJK run carries no weight (tokenize's tie-breakers: one shared 点
+  is not evidence), one typed alone (猫) does; a term absent from the whole index weighs
+  the most and matches nothing, so "what's 17 times 23?" covers little.
+- vector: cosine placed between the embedding model's mean cosine of unrelated sentences
+  (0) and its near-duplicate line (1), both from indexer.calibration.
+- combined: TEXT_SHARE x text + (1 - TEXT_SHARE) x vector (a side not measured counts 0),
+  or VECTOR_ALONE x vector if more, so a near-duplicate meaning passes without shared
+  words (an English question, a Chinese memory); a memory passes when it reaches the
+  floor. (A product of the two sides was measured and rejected: a quarter of LoCoMo's
+  answers are no vector candidate at all.)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from indexer import tokenize
+from indexer.calibration import Calibration
+
+RELEVANCE_VERSION = "rel-2"
+# The one default floor (plugin setting overrides it): chosen on the measured curve in
+# bench/retrieval/abstain.py (bench/results/relevance.json).
+DEFAULT_FLOOR = 0.44
+# Measured on ../shared/bench (bench/retrieval/abstain.py; rel-1 grid C 6-12, share
+# 0.4-0.6; rel-2 replay grid evidence 0-1.5, name weight 0-1, share 0.5-0.8, floor
+# 0.3-0.55): these kept injected hit@5 within 2 points of plain hit@5 on LoCoMo and MADial
+# zh/en while abstaining the most; rel-1 (no evidence minimum, names at full weight, share
+# 0.6, floor 0.4) abstained 57 % / 3 % on LoCoMo chat / swapped questions, rel-2 65 / 14.
+TEXT_SATURATION = 8.0
+TEXT_EVIDENCE = 1.0
+EVIDENCE_DOCS = 1000
+NAME_WEIGHT = 0.5
+TEXT_SHARE = 0.65
+# Vector relevance 0.8 alone reaches the default floor (cost on the curve: 0.4 points of
+# abstention on LoCoMo chat, 0.6 on swapped questions, no hit@5).
+VECTOR_ALONE = 0.55
+WORD_FIELD = "text"
+BIGRAM_FIELD = "text_cjk2"
+
+
+@dataclass(frozen=True)
+class QueryTerm:
+    field: str  # WORD_FIELD | BIGRAM_FIELD
+    term: str
+    weight: float  # idf x kind factor
+
+
+@dataclass(frozen=True)
+class QueryWeights:
+    terms: tuple[QueryTerm, ...]
+    evidence: float = 0.0  # evidence_minimum() of the index
+
+    @property
+    def total(self) -> float:
+        return sum(t.weight for t in self.terms)
+
+    @property
+    def needed(self) -> float:
+        """The matched weight that counts as a full text match for this query."""
+        return full_match(self.total, self.evidence)
+
+
+@dataclass(frozen=True)
+class VectorScale:
+    """Cosine -> (0..1): `zero` = the model's mean cosine of unrelated texts, `one` = its
+    near-duplicate line."""
+
+    zero: float
+    one: float
+
+    @classmethod
+    def of(cls, calibration: Calibration) -> VectorScale:
+        return cls(calibration.mean, calibration.threshold)
+
+
+@dataclass(frozen=True)
+class Relevance:
+    text: float | None  # None = not measured (no text side in this search)
+    vector: float | None  # None = the memory was not a vector candidate
+    value: float
+    floor: float
+    matched: float | None = None  # idf weight of the query terms the memory holds
+    query_weight: float | None = None  # idf weight of all the query's terms
+    needed: float | None = None  # matched weight that counts as a full text match
+
+    @property
+    def passed(self) -> bool:
+        return passes(self.value, self.floor)
+
+    def explain(self) -> dict[str, Any]:
+        return {
+            "version": RELEVANCE_VERSION,
+            "text": self.text,
+            "vector": self.vector,
+            "matched": self.matched,
+            "query_weight": self.query_weight,
+            "needed": self.needed,
+            "value": self.value,
+            "floor": self.floor,
+            "passed": self.passed,
+        }
+
+
+def idf(num_docs: int, doc_freq: int) -> float:
+    """BM25's idf as tantivy computes it; a term in no document gets the largest weight."""
+    n = max(num_docs, doc_freq, 1)
+    return math.log(1.0 + (n - doc_freq + 0.5) / (doc_freq + 0.5))
+
+
+def query_weights(
+    analysis: tokenize.Analysis, num_docs: int, doc_freq: Mapping[tuple[str, str], int]
+) -> QueryWeights:
+    """Weighted query terms; `doc_freq` maps (field, term) to its document frequency
+    (missing = 0)."""
+    # indexer.tokenize's tie-breakers (characters of a longer CJK run) are no evidence.
+    tiebreak = set(analysis.tiebreak)
+    terms = [
+        QueryTerm(WORD_FIELD, t, idf(num_docs, doc_freq.get((WORD_FIELD, t), 0)))
+        for t in analysis.words
+        if t not in tiebreak
+    ] + [
+        QueryTerm(BIGRAM_FIELD, t, idf(num_docs, doc_freq.get((BIGRAM_FIELD, t), 0)))
+        for t in analysis.bigrams
+    ]
+    return QueryWeights(tuple(t for t in terms if t.weight > 0), evidence_minimum(num_docs))
+
+
+def evidence_minimum(num_docs: int) -> float:
+    """The matched weight a light query still needs for a full text match: TEXT_EVIDENCE x
+    a word of one memory, faded in up to EVIDENCE_DOCS memories."""
+    return TEXT_EVIDENCE * idf(num_docs, 1) * min(1.0, max(num_docs, 0) / EVIDENCE_DOCS)
+
+
+def doc_terms(texts: Iterable[str]) -> frozenset[tuple[str, str]]:
+    """(field, term) of everything the text index holds for a memory (text, speaker, tags)."""
+    out: set[tuple[str, str]] = set()
+    for text in texts:
+        if text:
+            out.update((WORD_FIELD, t) for t in tokenize.word_tokens(text))
+            out.update((BIGRAM_FIELD, t) for t in tokenize.cjk_bigrams(text))
+    return frozenset(out)
+
+
+def matched_weight(
+    weights: QueryWeights,
+    terms: frozenset[tuple[str, str]],
+    names: frozenset[tuple[str, str]] = frozenset(),
+) -> float:
+    """Weight of the query terms the memory holds; one of `names` (the memory's speaker)
+    counts NAME_WEIGHT of its weight."""
+    return sum(
+        t.weight * (NAME_WEIGHT if (t.field, t.term) in names else 1.0)
+        for t in weights.terms
+        if (t.field, t.term) in terms
+    )
+
+
+def full_match(total: float, minimum: float = 0.0) -> float:
+    """The query's weight capped at TEXT_SATURATION, but at least `minimum`."""
+    return max(min(total, TEXT_SATURATION), minimum)
+
+
+def text_share(matched: float, total: float, minimum: float = 0.0) -> float:
+    """Matched weight over full_match(total, minimum), at most 1."""
+    if total <= 0:
+        return 0.0
+    return min(1.0, matched / full_match(total, minimum))
+
+
+def text_relevance(
+    weights: QueryWeights,
+    terms: frozenset[tuple[str, str]],
+    names: frozenset[tuple[str, str]] = frozenset(),
+) -> float:
+    """How much of the query's weight the memory's terms cover, in [0, 1]."""
+    matched = matched_weight(weights, terms, names)
+    return text_share(matched, weights.total, weights.evidence)
+
+
+def vector_relevance(cosine: float, scale: VectorScale) -> float:
+    span = scale.one - scale.zero
+    if span <= 0:
+        return 0.0
+    return min(1.0, max(0.0, (cosine - scale.zero) / span))
+
+
+def combine(text: float | None, vector: float | None) -> float:
+    both = TEXT_SHARE * (text or 0.0) + (1.0 - TEXT_SHARE) * (vector or 0.0)
+    return max(both, VECTOR_ALONE * (vector or 0.0))
+
+
+def passes(relevance: float, floor: float = DEFAULT_FLOOR) -> bool:
+    return relevance >= floor
+
+
+def relevance(text: float | None, vector: float | None, floor: float = DEFAULT_FLOOR) -> Relevance:
+    return Relevance(text, vector, combine(text, vector), floor)
+
+
+@dataclass(frozen=True)
+class Judge:
+    """Everything one query needs to judge its candidates: its weighted terms (None = no
+    text side), the model's cosine scale (None = no vector side) and the floor."""
+
+    weights: QueryWeights | None
+    scale: VectorScale | None
+    floor: float = DEFAULT_FLOOR
+
+    def text(self, texts: Iterable[str], names: Iterable[str] = ()) -> float | None:
+        """`texts`: what the text index holds for the memory; `names`: its speaker's."""
+        if self.weights is None:
+            return None
+        return text_relevance(self.weights, doc_terms(texts), doc_terms(names))
+
+    def vector(self, cosine: float | None) -> float | None:
+        if self.scale is None or cosine is None:
+            return None
+        return vector_relevance(cosine, self.scale)
+
+    def judge(
+        self, texts: Iterable[str], cosine: float | None, names: Iterable[str] = ()
+    ) -> Relevance:
+        vector = self.vector(cosine)
+        if self.weights is None:
+            return relevance(None, vector, self.floor)
+        matched = matched_weight(self.weights, doc_terms(texts), doc_terms(names))
+        total, needed = self.weights.total, self.weights.needed
+        rel = relevance(text_share(matched, total, needed), vector, self.floor)
+        return Relevance(rel.text, rel.vector, rel.value, rel.floor, matched, total, needed)
+
+
+TermStats = Callable[[Iterable[tuple[str, str]]], tuple[int, dict[tuple[str, str], int]]]
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """What a search engine supplies so each query can be judged: the text index's term
+    statistics and the embedding model's cosine scale."""
+
+    term_stats: TermStats
+    scale: VectorScale
+
+    def judge(self, query: str, floor: float = DEFAULT_FLOOR, *, text: bool = True) -> Judge:
+        weights = None
+        if text:
+            analysis = tokenize.analyze_query(query)
+            keys = [(WORD_FIELD, t) for t in analysis.words]
+            keys += [(BIGRAM_FIELD, t) for t in analysis.bigrams]
+            num_docs, freq = self.term_stats(keys)
+            weights = query_weights(analysis, num_docs, freq)
+        return Judge(weights, self.scale, floor)

@@ -1,0 +1,74 @@
+"""What a user sees of the relevance floor through the real console script: `search` marks
+results below it, `--explain` shows each component, `eval retrieval` writes "relevant"."""
+
+import json
+import subprocess
+
+import pytest
+
+from indexer.relevance import DEFAULT_FLOOR
+from tests.test_cli import SCOPE, run, run_json
+
+BENCH = __import__("pathlib").Path(__file__).resolve().parents[2] / "shared" / "bench"
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory):
+    root = tmp_path_factory.mktemp("relcli") / "memory"
+    run("init", str(root))
+    for text in (
+        "Group B secret codename is Falcon",
+        "Alice is going to Beijing next week for a conference",
+        "李伟对花生过敏，点餐时要注意",
+    ):
+        run("remember", text, *SCOPE, vault=root)
+    return root
+
+
+def test_unrelated_query_results_are_listed_but_marked_below_the_floor(filled):
+    out = run("search", "Tokyo flight?", *SCOPE, vault=filled).stdout
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert lines and all(line.endswith("[below relevance floor]") for line in lines), out
+    items = run_json("search", "Tokyo flight?", *SCOPE, vault=filled)
+    assert items and all(i["passed"] is False and i["relevance"] < DEFAULT_FLOOR for i in items)
+
+
+def test_matching_query_passes_and_explain_shows_the_same_numbers(filled):
+    items = run_json("search", "when does Alice go to Beijing?", *SCOPE, "--explain", vault=filled)
+    top = items[0]
+    assert "Beijing" in top["content"] and top["passed"] is True
+    absolute = top["explain"]["absolute"]
+    assert absolute["value"] == pytest.approx(top["relevance"], abs=1e-4)
+    text = run("search", "when does Alice go to Beijing?", *SCOPE, "--explain", vault=filled)
+    first = text.stdout.splitlines()[:4]
+    assert "below relevance floor" not in first[0]
+    shown = [line for line in first if line.strip().startswith("relevance ")]
+    assert shown and f"relevance {absolute['value']:.3f}" in shown[0] and "passed" in shown[0]
+
+
+@pytest.mark.skipif(not (BENCH / "madial").is_dir(), reason="needs ../shared/bench")
+def test_eval_retrieval_writes_relevant_and_abstains_on_everyday_chat(tmp_path):
+    episodes = BENCH / "madial/episodes_en.jsonl"
+    cache = str(tmp_path / "c.sqlite")
+    rows = {}
+    for name in ("queries_en.jsonl", "queries_en_chitchat.jsonl"):
+        out = tmp_path / f"ranked-{name}"
+        args = ["eval", "retrieval", "--episodes", str(episodes), "--queries"]
+        run_json(*args, str(BENCH / "madial" / name), "--out", str(out), "--top-k", "10",
+                 "--cache", cache, vault=tmp_path)  # fmt: skip
+        rows[name] = [json.loads(line) for line in out.read_text().splitlines()]
+    for lines in rows.values():
+        assert all(0 <= r["relevant"] <= len(r["ranked"]) for r in lines)
+    chat = rows["queries_en_chitchat.jsonl"]
+    answerable = rows["queries_en.jsonl"]
+    # Measured: 95 % of the everyday messages inject nothing, answerable ones keep ~4.7.
+    assert sum(r["relevant"] == 0 for r in chat) >= 0.85 * len(chat)
+    assert sum(r["relevant"] > 0 for r in answerable) >= 0.9 * len(answerable)
+    scored = subprocess.run(
+        ["python3", str(BENCH / "score_injection.py"), str(BENCH / "madial/queries_en.jsonl"),
+         str(tmp_path / "ranked-queries_en.jsonl"), str(BENCH / "madial/queries_en_chitchat.jsonl"),
+         str(tmp_path / "ranked-queries_en_chitchat.jsonl"), "--json"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    result = json.loads(scored)
+    assert result["injected_hit@5"] >= result["plain_hit@5"] - 3
