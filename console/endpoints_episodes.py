@@ -54,7 +54,7 @@ def episodes(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
         "pages": listed.pages,
         "page_size": size,
         "items": [episode_full(s) for s in listed.items],
-        "problems": [{"path": p.path, "line": p.line, "message": p.message} for p in problems],
+        "problems": [p.as_json() for p in problems],
     }
 
 

@@ -17,7 +17,7 @@ from indexer.sync import SyncReport
 from vault import gitstate
 from vault.layout import Layout
 from vault.links import link_problem
-from vault.model import FormatError, Problem
+from vault.model import FormatError
 from vault.store import duplicate_problems, read_episode_file
 from vault.views import episode_item
 
@@ -119,7 +119,7 @@ def report_json(report: SyncReport) -> dict[str, Any]:
     data = {k: v for k, v in asdict(report).items() if k not in ("errors", "duplicates")}
     data["seconds"] = round(report.seconds, 3)
     # Duplicate ids are problems as in `check`; those files are indexed, not skipped.
-    data["problems"] = [_problem_json(p) for p in [*report.errors, *report.duplicates]]
+    data["problems"] = [p.as_json() for p in [*report.errors, *report.duplicates]]
     data["duplicates"] = len(report.duplicates)
     return data
 
@@ -157,8 +157,9 @@ def status_json(root: Path) -> dict[str, Any]:
     lock = folder / LOCK_NAME
     writer = _writer(lock)
     # Links are never indexed, so the manifest cannot know them: one walk (no reads) finds them.
-    links = [_problem_json(link_problem(rel)) for rel in Layout(root).find_links()]
-    git = gitstate.problem(Layout(root).state_dir)  # a commit failure that persists, in red
+    layout = Layout(root)
+    links = [link_problem(rel).as_json() for rel in layout.find_links()]
+    git = gitstate.problem(layout.state_dir)  # a commit failure that persists, in red
     if not (folder / "manifest.sqlite").exists():
         return {
             "vault": str(root),
@@ -186,20 +187,15 @@ def status_json(root: Path) -> dict[str, Any]:
         "embedding": identity,
         "writer": writer,
         "git": {"level": git[0], "detail": git[1]} if git else None,
-        "problems": [_problem_json(p) for p in problems] + links,
+        "problems": [p.as_json() for p in problems] + links,
     }
-
-
-def _problem_json(problem: Problem) -> dict[str, Any]:
-    return {"path": problem.path, "line": problem.line, "message": problem.message}
 
 
 def status_text(data: dict[str, Any]) -> str:
     git = [f"{data['git']['level']}: {data['git']['detail']}"] if data.get("git") else []
-    if not data["indexed"]:
-        lines = [f"{p['path']}:{p['line']}: {p['message']}" for p in data["problems"]]
-        return "\n".join([*lines, *git, f"{data['vault']}: not indexed yet; {data['hint']}"])
     lines = [f"{p['path']}:{p['line']}: {p['message']}" for p in data["problems"]]
+    if not data["indexed"]:
+        return "\n".join([*lines, *git, f"{data['vault']}: not indexed yet; {data['hint']}"])
     lines.append(
         f"{data['vault']}: {data['files']} files, {data['chunks']} chunks indexed; "
         f"embedding {data['embedding']}; {len(data['problems'])} file(s) with problems"

@@ -29,9 +29,7 @@ class CheckReport:
         return {
             "ok": self.ok,
             "files": self.files,
-            "problems": [
-                {"path": p.path, "line": p.line, "message": p.message} for p in self.problems
-            ],
+            "problems": [p.as_json() for p in self.problems],
         }
 
 

@@ -113,6 +113,10 @@ class Problem:
     def __str__(self) -> str:
         return f"{self.path}:{self.line}: {self.message}"
 
+    def as_json(self) -> dict[str, object]:
+        """The one JSON shape of a problem (`check`, `status`, `reindex`, the console)."""
+        return {"path": self.path, "line": self.line, "message": self.message}
+
 
 class FormatError(ValueError):
     """A file does not follow DESIGN.md 4-5; ``line`` is 1-based within the file."""
