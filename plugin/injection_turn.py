@@ -96,7 +96,7 @@ def recall(
     )
     # Only what reaches the floor goes in: "hi" or "Tokyo flight?" in a chat that holds no
     # such memory gets no memory block at all (the profile block still goes in).
-    passed = relevant(found, settings.relevance_floor)
+    passed = relevant(found)
     if len(passed) < len(found):
         log.info(
             "memvault=recall_floor scope=%s found=%d passed=%d floor=%.2f",

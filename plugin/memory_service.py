@@ -19,7 +19,7 @@ from indexer.backend import IndexLockedError
 from indexer.embed_openai import OpenAICompatible
 from indexer.embeddings import Embedder, default_embedder
 from indexer.engine import Engine
-from indexer.relevance import DEFAULT_FLOOR, passes
+from indexer.relevance import DEFAULT_FLOOR
 from indexer.search import SearchResult
 from vault.create import init_vault
 from vault.keys import ScopeId, session_name
@@ -104,13 +104,14 @@ class PluginSettings:
         )
 
 
-def relevant(results: Sequence[SearchResult], floor: float) -> list[SearchResult]:
-    """The results (in rank order) whose absolute relevance reaches the floor: what
-    injection, `retrieve`, `recall_memory` and `!memory search` use. Each is judged on its
-    own: rank also weighs recency, importance and speaker, so a relevant memory can rank
-    after one that is not (and must still be recalled). A result without a relevance (no
-    calibration) does not pass: recalling nothing beats recalling the unjudged."""
-    return [r for r in results if r.relevance is not None and passes(r.relevance.value, floor)]
+def relevant(results: Sequence[SearchResult]) -> list[SearchResult]:
+    """The results (in rank order) whose absolute relevance reaches the floor they were
+    searched with: what injection, `retrieve`, `recall_memory` and `!memory search` use.
+    Each is judged on its own: rank also weighs recency, importance and speaker, so a
+    relevant memory can rank after one that is not (and must still be recalled). A result
+    without a relevance (no calibration) does not pass: recalling nothing beats recalling
+    the unjudged."""
+    return [r for r in results if r.relevance is not None and r.relevance.passed]
 
 
 class MemoryService:

@@ -232,7 +232,7 @@ def search(call: Call) -> str:
     if not found:
         return "[Memory] No episodes found."
     # The floor automatic injection uses: what is listed here is what recall would use.
-    results = relevant(found, settings.relevance_floor)
+    results = relevant(found)
     if not results:
         return NO_RELEVANT
     lines = [f"[Memory] Found {len(results)} episode(s):"]

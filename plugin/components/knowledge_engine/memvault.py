@@ -161,7 +161,7 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
             return RetrievalResponse(results=[], total_found=0)
         # The plugin's one floor, as injection and recall_memory use it: nothing relevant,
         # nothing retrieved (LangBot then adds no knowledge to the prompt).
-        passed = relevant(found, floor)
+        passed = relevant(found)
         results = [self._entry(r, now, sender, scope, library) for r in passed[:top_k]]
         log.info(
             "memvault=retrieve kb=%s scope=%s top_k=%d results=%d found=%d floor=%.2f ms=%.1f",

@@ -163,7 +163,7 @@ def search(
         floor=floor,
     )
     # The plugin's one floor, as injection uses it; the filters then pick among these.
-    for result in relevant(results, floor):
+    for result in relevant(results):
         if len(found) >= top_k:
             break
         if result.doc.episode_id in seen:
