@@ -12,7 +12,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -166,6 +167,17 @@ class Console:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(5)
+
+
+@contextmanager
+def running_console(seeded: Seeded) -> Iterator[Console]:
+    """`memvault console` on the seeded vault, once chat A's memories are searchable."""
+    server = Console(seeded.root, seeded.root.parent / "console.log")
+    server.wait_until_searchable(CHAT, "Beijing")
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 def disk_text(path: Path) -> str:

@@ -27,6 +27,7 @@ from tests.console.conftest_browser import (
     eventually,
     packaged_page,
     require_chromium,
+    running_console,
     screenshot,
     serve_langbot,
 )
@@ -57,10 +58,8 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Seeded:
 
 @pytest.fixture(scope="module")
 def console(seeded: Seeded) -> Iterator[Console]:
-    server = Console(seeded.root, seeded.root.parent / "console.log")
-    server.wait_until_searchable(CHAT, "Beijing")
-    yield server
-    server.stop()
+    with running_console(seeded) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
