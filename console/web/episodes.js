@@ -251,7 +251,9 @@
       if (!Object.keys(extra).length) { ui.editing = null; replaceCard(ep); return; }
       change(ep, 'edit', form, extra);
     });
-    setTimeout(() => area.focus(), 0);
+    // After the form is in the page; never steal the focus from a field already chosen
+    // (a fast typist, or a test filling the tags, would type into the body instead).
+    setTimeout(() => { if (!form.contains(document.activeElement)) area.focus(); }, 0);
     return form;
   }
 
