@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, browser_missing
 
 if TYPE_CHECKING:
-    from hostsuite.suite import Host, Suite
+    from hostsuite.host import Host
+    from hostsuite.suite import Suite
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts" / "hostsuite"
@@ -523,7 +524,7 @@ class BrowserRun:
     # -- helpers -----------------------------------------------------------------------------
 
     def _admin(self) -> dict[str, str]:
-        from hostsuite.suite import ADMIN
+        from hostsuite.host import ADMIN
 
         return ADMIN
 

@@ -23,229 +23,45 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
-import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
 import zipfile
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
-import websockets
 import yaml
 
 from hostsuite import console_page
+from hostsuite.chat import Chat
+from hostsuite.host import (
+    READY,
+    Host,
+    Processes,
+    SuiteError,
+    _port_open,
+    free_port,
+    log,
+    wait_for,
+)
 from scripts.build_plugin import add_page_files
 
 REPO = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
 DEFAULT_HOST_VENV = Path.home() / ".cache" / "memvault" / "langbot-4.11.2"
-ADMIN = {"user": "suite@example.com", "password": "hostsuite-Pass-1"}
 PROBE_ID = "hostsuite/MemVaultSuiteProbe"
 RUNNER_ID = f"plugin:{PROBE_ID}/default"
 FACT_A = "Project Falcon launches on 3 March according to chat A"
 FACT_B = "Project Falcon launches on 9 May according to chat B"
 EDITED_A = "Project Falcon launches on 17 April according to chat A (edited by hand)"
 QUESTION = "When does Project Falcon launch?"
-READY = ("initialized", "running", "mounted")
-
-
-class SuiteError(RuntimeError):
-    pass
-
-
-def log(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_for(what: str, check: Callable[[], Any], timeout: float, every: float = 0.5) -> Any:
-    deadline = time.monotonic() + timeout
-    last: Exception | None = None
-    while time.monotonic() < deadline:
-        try:
-            value = check()
-            if value:
-                return value
-        except Exception as exc:  # noqa: BLE001 - retried until the deadline
-            last = exc
-        time.sleep(every)
-    raise SuiteError(
-        f"timed out after {timeout:.0f}s waiting for {what}" + (f": {last}" if last else "")
-    )
-
-
-class Processes:
-    """Children in their own process groups, stopped by id, newest first."""
-
-    def __init__(self, logs: Path) -> None:
-        self.logs = logs
-        self.items: list[tuple[str, subprocess.Popen[bytes]]] = []
-
-    def start(
-        self, name: str, argv: list[str], cwd: Path, env: dict[str, str] | None = None
-    ) -> subprocess.Popen[bytes]:
-        out = (self.logs / f"{name}.log").open("wb")
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env={**os.environ, **(env or {})},
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        self.items.append((name, proc))
-        log(f"started {name} pid={proc.pid}")
-        return proc
-
-    def stop(self, name: str) -> None:
-        for item in [i for i in self.items if i[0] == name]:
-            proc = item[1]
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(5)
-            self.items.remove(item)
-            log(f"stopped {name} pid={proc.pid}")
-
-    def check_alive(self) -> None:
-        for name, proc in self.items:
-            if proc.poll() is not None:
-                tail = (self.logs / f"{name}.log").read_text("utf-8", "replace")[-2000:]
-                raise SuiteError(f"{name} exited with {proc.returncode}:\n{tail}")
-
-    def stop_all(self) -> None:
-        for _, proc in reversed(self.items):
-            if proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGTERM)
-        deadline = time.monotonic() + 15
-        for name, proc in reversed(self.items):
-            try:
-                proc.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                log(f"{name} did not stop on SIGTERM: SIGKILL pid={proc.pid}")
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(5)
-        self.items.clear()
-
-
-class Host:
-    """LangBot's HTTP API as the web UI uses it."""
-
-    def __init__(self, port: int) -> None:
-        self.base = f"http://127.0.0.1:{port}"
-        self.http = httpx.Client(base_url=self.base, timeout=60)
-        self.token = ""
-        self.workspace = ""
-
-    def call(self, method: str, path: str, **kw: Any) -> Any:
-        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
-        if self.workspace:
-            headers["X-Workspace-Id"] = self.workspace
-        response = self.http.request(method, path, headers=headers, **kw)
-        try:
-            body = response.json()
-        except ValueError as exc:
-            raise SuiteError(
-                f"{method} {path} -> {response.status_code} {response.text[:300]}"
-            ) from exc
-        if response.status_code >= 400 or body.get("code") not in (0, None):
-            raise SuiteError(f"{method} {path} -> {response.status_code} {json.dumps(body)[:600]}")
-        return body.get("data")
-
-    def bootstrap(self) -> None:
-        self.call("POST", "/api/v1/user/init", json=ADMIN)
-        self.token = self.call("POST", "/api/v1/user/auth", json=ADMIN)["token"]
-        self.workspace = self.call("GET", "/api/v1/workspaces")["workspaces"][0]["uuid"]
-
-    def plugins(self) -> list[dict[str, Any]]:
-        return self.call("GET", "/api/v1/plugins")["plugins"]
-
-    def plugin_status(self, ident: str, *, debug: bool | None = None) -> str | None:
-        """The status of plugin `author/name` (the debug-attached or the installed copy)."""
-        for plugin in self.plugins():
-            manifest = plugin.get("manifest", {})
-            manifest = manifest.get("manifest", manifest) if isinstance(manifest, dict) else {}
-            meta = manifest.get("metadata", {})
-            if f"{meta.get('author')}/{meta.get('name')}" != ident:
-                continue
-            if debug is None or bool(plugin.get("debug")) == debug:
-                return str(plugin.get("status", "")).lower()
-        return None
-
-
-class Chat:
-    """One group chat over the Page Bot's embed WebSocket (a real LangBot chat surface)."""
-
-    def __init__(self, host: Host, bot_uuid: str, session_id: str, name: str) -> None:
-        port = host.base.rsplit(":", 1)[1]
-        self.url = (
-            f"ws://127.0.0.1:{port}/api/v1/embed/{bot_uuid}/ws/connect"
-            f"?session_type=group&session_id={session_id}"
-        )
-        self.origin = host.base
-        self.name = name
-        self.frames: list[dict[str, Any]] = []
-
-    async def send(self, text: str, timeout: float = 90) -> str:
-        """Send one message and return the bot's reply text (bounded wait)."""
-        async with websockets.connect(self.url, origin=self.origin, open_timeout=20) as ws:  # type: ignore[arg-type]
-            await ws.send(json.dumps({"type": "authenticate", "token": "suite"}))
-            first = json.loads(await asyncio.wait_for(ws.recv(), 20))
-            if first.get("type") != "connected":
-                raise SuiteError(f"chat {self.name}: {first}")
-            await ws.send(
-                json.dumps(
-                    {
-                        "type": "message",
-                        "stream": False,
-                        "message": [{"type": "Plain", "text": text}],
-                    }
-                )
-            )
-            deadline = time.monotonic() + timeout
-            while time.monotonic() < deadline:
-                try:
-                    raw = await asyncio.wait_for(ws.recv(), max(0.1, deadline - time.monotonic()))
-                except TimeoutError:
-                    break
-                frame = json.loads(raw)
-                self.frames.append(frame)
-                reply = _reply_text(frame)
-                if reply is not None:
-                    return reply
-        raise SuiteError(f"chat {self.name}: no reply to {text!r} within {timeout:.0f}s")
-
-
-def _reply_text(frame: dict[str, Any]) -> str | None:
-    if frame.get("type") in ("error",):
-        raise SuiteError(f"chat error frame: {frame}")
-    data = frame.get("data") if isinstance(frame.get("data"), dict) else {}
-    is_bot = frame.get("type") in ("response", "bot_message", "assistant_message")
-    if (is_bot or data.get("role") == "assistant") and data.get("is_final", True):
-        return str(data.get("content") or data.get("text") or frame.get("content") or "")
-    return None
 
 
 class Probe:
@@ -868,12 +684,6 @@ class Suite:
         passed = len([r for r in self.results if r["ok"]])
         print(f"{passed} passed, {len(failed)} failed; logs and results.json in {self.work}")
         return not failed
-
-
-def _port_open(port: int) -> bool:
-    with socket.socket() as s:
-        s.settimeout(0.5)
-        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 def _excerpt(text: str, word: str, width: int = 160) -> str:
