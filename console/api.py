@@ -12,15 +12,20 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from console import endpoints_episodes, endpoints_health, endpoints_records, endpoints_scopes
+from console import (
+    endpoints_candidates,
+    endpoints_episodes,
+    endpoints_events,
+    endpoints_fields,
+    endpoints_health,
+    endpoints_records,
+    endpoints_scopes,
+)
 from console.context import ConsoleContext
 from console.errors import ApiError
 from console.requests import Body
-from indexer.backend import IndexLockedError
-from vault.model import FormatError
+from vault.errors import MemVaultError, kind_of, os_message
 from vault.readonly import explain_write_error
-from vault.safewrite import ConflictError, LockTimeoutError
-from vault.store import BadRequestError, NotFoundError
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +34,9 @@ Handler = Callable[[ConsoleContext, Body], Any]
 ROUTES: dict[str, Handler] = {
     **endpoints_scopes.ROUTES,
     **endpoints_episodes.ROUTES,
+    **endpoints_fields.ROUTES,
+    **endpoints_candidates.ROUTES,
+    **endpoints_events.ROUTES,
     **endpoints_records.ROUTES,
     **endpoints_health.ROUTES,
 }
@@ -44,25 +52,25 @@ def dispatch(ctx: ConsoleContext, endpoint: object, body: object) -> Any:
         data = ROUTES[endpoint](ctx, Body(body))
     except ApiError:
         raise
-    except (BadRequestError, FormatError) as exc:
-        raise ApiError("bad_request", _message(ctx, exc)) from exc
-    except NotFoundError as exc:
-        raise ApiError("not_found", _message(ctx, exc)) from exc
-    except (ConflictError, LockTimeoutError) as exc:
-        raise ApiError("conflict", _message(ctx, exc)) from exc
-    except IndexLockedError as exc:
-        raise ApiError("unavailable", _message(ctx, exc)) from exc
-    except ValueError as exc:  # UnsafeNameError and ScopeId's checks say what is wrong
-        raise ApiError("bad_request", _message(ctx, exc)) from exc
-    except OSError as exc:
-        explained = explain_write_error(exc, ctx.vault.root, endpoint)
-        if explained is exc:
-            raise _internal(endpoint, exc) from exc
-        raise ApiError("unavailable", _message(ctx, explained)) from exc
-    except Exception as exc:  # noqa: BLE001 - the page gets a message, the log the trace
-        raise _internal(endpoint, exc) from exc
+    except Exception as exc:  # noqa: BLE001 - one table (vault.errors) says what it is
+        raise api_error(ctx, endpoint, exc) from exc
     log.info("console=call endpoint=%s ms=%.1f", endpoint, (time.perf_counter() - started) * 1e3)
     return data
+
+
+def api_error(ctx: ConsoleContext, endpoint: str, exc: Exception) -> ApiError:
+    """The ApiError of any exception, by its kind in vault.errors (the CLI's exit codes come
+    from the same table): bad input 400, not found 404, conflict 409, unavailable 503 (a
+    read-only vault, a full disk, another index writer), anything else a bug (500)."""
+    if isinstance(exc, OSError) and not isinstance(exc, MemVaultError):
+        explained = explain_write_error(exc, ctx.vault.root, endpoint)
+        if explained is exc:  # the disk or the system refused, not the request: said so
+            log.warning("console=os_error endpoint=%s error=%r", endpoint, exc)
+            return ApiError.of(exc, _message(ctx, os_message(exc)))
+        return ApiError.of(explained, _message(ctx, explained))
+    if kind_of(exc) == "internal":
+        return _internal(endpoint, exc)
+    return ApiError.of(exc, _message(ctx, exc))
 
 
 def _internal(endpoint: str, exc: Exception) -> ApiError:
@@ -73,7 +81,7 @@ def _internal(endpoint: str, exc: Exception) -> ApiError:
     )
 
 
-def _message(ctx: ConsoleContext, exc: BaseException) -> str:
+def _message(ctx: ConsoleContext, exc: BaseException | str) -> str:
     """The error's text with vault paths made relative, as the page shows every path."""
-    text = str(getattr(exc, "message", None) or exc)
+    text = exc if isinstance(exc, str) else str(getattr(exc, "message", None) or exc)
     return text.replace(f"{ctx.vault.root}/", "")

@@ -1,4 +1,5 @@
-"""The `memvault` console script: every vault and index command, plus `memvault console`."""
+"""The console layer's `memvault` command: `memvault console` (memvault_cli assembles it
+with the vault's and the indexer's)."""
 
 from __future__ import annotations
 
@@ -9,26 +10,22 @@ import secrets
 import signal
 import sys
 import threading
-from collections.abc import Sequence
-from typing import Any
 
 from console.context import ConsoleContext
 from console.server import LOOPBACK, ConsoleServer
 from indexer.backend import IndexLockedError
-from indexer.cli import INDEX_COMMANDS, add_index_commands
 from indexer.engine import Engine
 from indexer.readonly import ReadOnlyIndexError
 from vault import cli as vault_cli
 from vault.cli import UsageError
+from vault.cli_parser import CommandSpec, Layer, Parents
 from vault.keys import ISOLATIONS
 from vault.operations import Vault
 
 log = logging.getLogger(__name__)
 
 
-def add_commands(sub: Any, common: argparse.ArgumentParser) -> None:
-    add_index_commands(sub, common)
-    con = sub.add_parser("console", parents=[common], help="the Memory Console in a browser")
+def console_args(con: argparse.ArgumentParser, parents: Parents) -> None:
     con.add_argument("--port", type=int, default=8765, help="0 = any free port (printed)")
     con.add_argument("--host", default="127.0.0.1", help="address to bind (default loopback)")
     con.add_argument("--isolation", choices=ISOLATIONS, default="session", help="L2 sharing")
@@ -98,12 +95,8 @@ def cmd_console(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {**INDEX_COMMANDS, "console": cmd_console}
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    return vault_cli.main(argv, extra=(add_commands, COMMANDS))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+def layer() -> Layer:
+    spec = CommandSpec(
+        "console", "the Memory Console in a browser", cmd_console, console_args, commits=True
+    )
+    return Layer("console", (spec,))

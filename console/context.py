@@ -13,6 +13,18 @@ from vault.operations import Vault
 Host = Literal["langbot", "standalone"]
 
 
+@dataclass(frozen=True)
+class Notice:
+    """A health line the page shows in the reader's language: `key` names a message of
+    console/web/i18n (its `{name}`s filled from `vars`); `text` says the same in English for
+    every other reader of the API."""
+
+    level: Literal["OK", "WARN", "ERROR"]
+    text: str
+    key: str
+    vars: dict[str, str] = field(default_factory=dict)
+
+
 @dataclass
 class ConsoleContext:
     vault: Vault
@@ -22,6 +34,11 @@ class ConsoleContext:
     host: Host = "standalone"
     git_autocommit: bool = True
     warnings: list[str] = field(default_factory=list)
+    # Is the vault where the host keeps it (the LangBot plugin fills it in; None standalone).
+    location: Notice | None = None
     # The floor /search marks results against: the plugin's relevance_floor inside LangBot,
     # indexer.relevance's default standalone (as `memvault search`).
     floor: float = DEFAULT_FLOOR
+    # /scopes' count of active memories: each episode file's status by (size, mtime_ns),
+    # so only files changed since the last count are parsed again.
+    statuses: dict[str, tuple[int, int, bool]] = field(default_factory=dict, repr=False)

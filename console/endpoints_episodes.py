@@ -7,10 +7,10 @@ from contextlib import contextmanager
 from typing import Any
 
 from console.context import ConsoleContext
+from console.endpoints_fields import body_filters, edit_fields
 from console.errors import ApiError, require_engine
 from console.requests import Body, checked_id
-from indexer.cli_show import relevance_fields
-from indexer.search import MODES
+from indexer.search import MODES, relevance_fields
 from vault.episode_edit import edit_episode
 from vault.keys import ScopeId
 from vault.model import STATUSES, FormatError
@@ -25,6 +25,12 @@ def _id(body: Body) -> str:
     value = checked_id(body.need("id", limit=MAX_ID), "episode id")
     assert value is not None
     return value
+
+
+def _full(ctx: ConsoleContext, stored: StoredEpisode) -> dict[str, Any]:
+    """E, plus `expired`: still `active` in its file but past expires_at by this vault's
+    clock, so recall and search leave it out (the page marks it)."""
+    return {**episode_full(stored), "expired": stored.episode.is_expired(ctx.vault.clock())}
 
 
 def _find(ctx: ConsoleContext, scope: ScopeId, body: Body) -> StoredEpisode:
@@ -45,15 +51,19 @@ def episodes(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     status = body.choice("status", (*STATUSES, "all"), "active")
     page = body.integer("page", 1, 1, 1_000_000)
     size = body.integer("page_size", PAGE_SIZE, 1, 100)
+    filters = body_filters(body)
     # One pass over the files gives the page and the files that could not be read.
     found, problems = ctx.vault.load_episodes(scope)
+    if filters.any():  # before paging: every page is full of matches
+        now = ctx.vault.clock()
+        found = [s for s in found if filters.admits(s.episode, now)]
     listed = page_of(found, status=status, page=page, page_size=size)
     return {
         "total": listed.total,
         "page": listed.page,
         "pages": listed.pages,
         "page_size": size,
-        "items": [episode_full(s) for s in listed.items],
+        "items": [_full(ctx, s) for s in listed.items],
         "problems": [p.as_json() for p in problems],
     }
 
@@ -65,9 +75,10 @@ def search(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     top_k = body.integer("top_k", 10, 1, 50)
     status = body.choice("status", (*STATUSES, "all"), "active")
     statuses = STATUSES if status == "all" else (status,)
+    filters = body_filters(body)  # inside the index query, before ranking (indexer.filters)
     engine = require_engine(ctx)
     results = engine.search(
-        query, scope, top_k=top_k, mode=mode, statuses=statuses, floor=ctx.floor
+        query, scope, top_k=top_k, mode=mode, statuses=statuses, floor=ctx.floor, filters=filters
     )
     layout = ctx.vault.layout
     items = []
@@ -78,7 +89,7 @@ def search(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
         if doc.kind != "episode" or doc.index_key != scope.index_key:
             continue
         try:
-            item = episode_full(read_episode_file(layout, ctx.vault.root / doc.path))
+            item = _full(ctx, read_episode_file(layout, ctx.vault.root / doc.path))
         except (OSError, FormatError):
             continue  # deleted or broken since it was indexed: the watcher catches up
         item["score"] = result.score
@@ -91,7 +102,7 @@ def search(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
 
 
 def episode(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
-    return episode_full(_find(ctx, body.scope(ctx), body))
+    return _full(ctx, _find(ctx, body.scope(ctx), body))
 
 
 @contextmanager
@@ -111,7 +122,7 @@ def _status(status: str) -> Any:
             ctx.vault.change_status(
                 scope, stored.episode.id, status, source="console", expected_hash=stored.sha
             )
-        return episode_full(ctx.vault.find_episode(scope, stored.episode.id))
+        return _full(ctx, ctx.vault.find_episode(scope, stored.episode.id))
 
     return change
 
@@ -121,7 +132,7 @@ def delete(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     with _current(ctx, scope, body) as stored:
         gone = ctx.vault.forget(scope, stored.episode.id, source="console")
     # `kept`: the commit that saved changes git did not hold yet (a hand edit), else null.
-    return {**episode_full(stored), "kept": gone.kept}
+    return {**_full(ctx, stored), "kept": gone.kept}
 
 
 def edit(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
@@ -136,14 +147,15 @@ def edit(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
         expected_hash=expected,
         content=body.text("content", required=False),
         tags=body.strings("tags"),
+        fields=edit_fields(ctx, body),
     )
-    return episode_full(stored)
+    return _full(ctx, stored)
 
 
 def verify(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     scope = body.scope(ctx)
     stored = edit_episode(ctx.vault, scope, _id(body), expected_hash=body.sha(), verified=True)
-    return episode_full(stored)
+    return _full(ctx, stored)
 
 
 ROUTES = {

@@ -14,6 +14,7 @@ from vault.layout import NOBOT, is_ignored, iter_markdown
 from vault.model import FormatError, Profile
 from vault.names import MAX_ID_CHARS, folder_id
 from vault.safewrite import content_hash
+from vault.store import read_episode_file
 from vault.views import iso, profile_json
 
 PROFILE_FIELDS = ("name", "traits", "preferences", "notes")
@@ -50,12 +51,34 @@ def _children(folder: Path) -> list[tuple[str, Path]]:
     return sorted(found)
 
 
-def _count(folder: Path) -> int:
-    return sum(1 for _ in iter_markdown(folder)) if folder.is_dir() else 0
+def _active(ctx: ConsoleContext, folder: Path, seen: set[str]) -> int:
+    """Active memories of one episodes/ folder: the number the Episodes list shows under its
+    default filter (status active; files that do not parse are problems, not memories)."""
+    layout, memo = ctx.vault.layout, ctx.statuses
+    count = 0
+    for path in iter_markdown(folder):
+        rel = layout.rel(path)
+        seen.add(rel)
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        known = memo.get(rel)
+        if known is not None and known[:2] == (st.st_size, st.st_mtime_ns):
+            count += known[2]
+            continue
+        try:
+            active = read_episode_file(layout, path).episode.status == "active"
+        except (FormatError, OSError, UnicodeDecodeError):
+            active = False
+        memo[rel] = (st.st_size, st.st_mtime_ns, active)
+        count += active
+    return count
 
 
 def scopes(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     layout = ctx.vault.layout
+    seen: set[str] = set()
     bots = []
     for bot_id, bot_dir in _children(ctx.vault.root / "bots"):
         bot = None if bot_id == NOBOT else bot_id
@@ -68,17 +91,19 @@ def scopes(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
                     "session_key": ScopeId(bot, session).session_key,
                     "folder": layout.rel(chat_dir),
                     "speakers": len(list(speakers.glob("*.yaml"))) if speakers.is_dir() else 0,
-                    "episodes": _count(chat_dir / "episodes"),
+                    "episodes": _active(ctx, chat_dir / "episodes", seen),
                 }
             )
         bots.append(
             {
                 "bot": bot,
                 "folder": layout.rel(bot_dir),
-                "shared_episodes": _count(bot_dir / "episodes"),
+                "shared_episodes": _active(ctx, bot_dir / "episodes", seen),
                 "chats": chats,
             }
         )
+    for gone in set(ctx.statuses) - seen:  # files deleted or moved since: forget them
+        ctx.statuses.pop(gone, None)
     return {"bots": bots}
 
 

@@ -4,21 +4,28 @@ from __future__ import annotations
 
 from console.context import ConsoleContext
 from indexer.engine import Engine
+from vault.errors import OUTCOMES, Kind, kind_of
 
+# MemVault's error kinds (vault.errors) as this API names them. Their statuses come from
+# the one table the CLI's exit codes come from (OUTCOMES), never from a second list here.
+API_CODES: dict[Kind, str] = {
+    "bad_input": "bad_request",
+    "not_found": "not_found",
+    "conflict": "conflict",
+    "unavailable": "unavailable",
+    "internal": "internal",
+}
 STATUS = {
-    "bad_request": 400,
+    **{API_CODES[kind]: outcome.http_status for kind, outcome in OUTCOMES.items()},
+    # What only HTTP has: the request itself (auth, method, size, headers).
     "unauthorized": 401,
     "forbidden": 403,
-    "not_found": 404,
     "method_not_allowed": 405,
     "timeout": 408,
-    "conflict": 409,
     "length_required": 411,
     "too_large": 413,
     "uri_too_long": 414,
     "headers_too_large": 431,
-    "unavailable": 503,
-    "internal": 500,
 }
 
 
@@ -31,6 +38,11 @@ class ApiError(Exception):
     @property
     def status(self) -> int:
         return STATUS.get(self.code, 500)
+
+    @classmethod
+    def of(cls, exc: BaseException, message: str) -> ApiError:
+        """Any exception, by its kind (vault.errors.kind_of), with the text to show."""
+        return cls(API_CODES[kind_of(exc)], message)
 
     @classmethod
     def for_status(cls, status: int, message: str) -> ApiError:

@@ -1,4 +1,4 @@
-"""A chat on the real host: one group chat over the Page Bot's embed WebSocket."""
+"""A chat on the real host: one group or private chat over the Page Bot's embed WebSocket."""
 
 from __future__ import annotations
 
@@ -13,13 +13,20 @@ from hostsuite.host import Host, SuiteError
 
 
 class Chat:
-    """One group chat over the Page Bot's embed WebSocket (a real LangBot chat surface)."""
+    """One chat over the Page Bot's embed WebSocket (a real LangBot chat surface): a group
+    chat, or with session_type "person" a private one. LangBot 4.11.2 names the sender
+    `websocket_<pipeline>:<session_id>` in both (websocket_adapter.handle_websocket_message),
+    so a group and a private chat with the same session_id are one person in two chats."""
 
-    def __init__(self, host: Host, bot_uuid: str, session_id: str, name: str) -> None:
+    def __init__(
+        self, host: Host, bot_uuid: str, session_id: str, name: str, session_type: str = "group"
+    ) -> None:
         port = host.base.rsplit(":", 1)[1]
+        self.session_id = session_id
+        self.session_type = session_type
         self.url = (
             f"ws://127.0.0.1:{port}/api/v1/embed/{bot_uuid}/ws/connect"
-            f"?session_type=group&session_id={session_id}"
+            f"?session_type={session_type}&session_id={session_id}"
         )
         self.origin = host.base
         self.name = name

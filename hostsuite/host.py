@@ -62,7 +62,9 @@ class Processes:
     def start(
         self, name: str, argv: list[str], cwd: Path, env: dict[str, str] | None = None
     ) -> subprocess.Popen[bytes]:
-        out = (self.logs / f"{name}.log").open("wb")
+        # Appended: a restarted child (MemVault after a settings change) keeps the log of
+        # the run before it, which is often the one that says what went wrong.
+        out = (self.logs / f"{name}.log").open("ab")
         proc = subprocess.Popen(
             argv,
             cwd=cwd,

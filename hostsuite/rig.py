@@ -17,10 +17,26 @@ from typing import Any
 import yaml
 
 from hostsuite.host import READY, Host, Processes, SuiteError, _port_open, free_port, log, wait_for
+from hostsuite.local_agent import RUNNER_ID
 from scripts.build_plugin import add_page_files
 
 REPO = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
+
+
+SUITE_PROMPT = "You are the MemVault suite's bot."
+
+
+def runner_config(runner_id: str, llm: str, kbs: list[str]) -> dict[str, Any]:
+    """The pipeline's config of its runner: LocalAgent takes a model-fallback selector and
+    a prompt of its own; a plain Runner (the benchmarks') an llm-model-selector."""
+    if runner_id == RUNNER_ID:
+        return {
+            "model": {"primary": llm, "fallbacks": []},
+            "prompt": [{"role": "system", "content": SUITE_PROMPT}],
+            "knowledge-bases": kbs,
+        }
+    return {"model": llm, "knowledge-bases": kbs}
 
 
 class HostRig:
@@ -202,14 +218,28 @@ class HostRig:
         config["trigger"]["group-respond-rules"].update(at=False, prefix=[], regexp=[], random=1.0)
         config["ai"] = {
             "runner": {"id": runner_id, "expire-time": 0},
-            "runner_config": {runner_id: {"model": llm, "knowledge-bases": [kb]}},
+            "runner_config": {runner_id: runner_config(runner_id, llm, [kb])},
         }
         host.call("PUT", f"/api/v1/pipelines/{pipeline}", json={"config": config})
-        bot = host.call(
+        bot = self.add_page_bot(host, pipeline, "suite page bot")
+        ids = {
+            "provider": provider,
+            "llm": llm,
+            "kb": kb,
+            "pipeline": pipeline,
+            "bot": bot,
+            "engine": engine_id,
+        }
+        self.facts["ids"] = ids
+        return ids
+
+    def add_page_bot(self, host: Host, pipeline: str, name: str) -> str:
+        """A Page Bot (LangBot's embed chat) whose messages go to `pipeline`."""
+        return host.call(
             "POST",
             "/api/v1/platform/bots",
             json={
-                "name": "suite page bot",
+                "name": name,
                 "description": "",
                 "adapter": "web_page_bot",
                 "adapter_config": {},
@@ -225,13 +255,10 @@ class HostRig:
                 ],
             },
         )["uuid"]
-        ids = {
-            "provider": provider,
-            "llm": llm,
-            "kb": kb,
-            "pipeline": pipeline,
-            "bot": bot,
-            "engine": engine_id,
-        }
-        self.facts["ids"] = ids
-        return ids
+
+    def set_runner_kbs(self, host: Host, pipeline: str, runner_id: str, kbs: list[str]) -> None:
+        """The knowledge bases in the pipeline's runner config (what LocalAgent retrieves
+        from, and what LangBot reports as the pipeline's KBs)."""
+        config = host.call("GET", f"/api/v1/pipelines/{pipeline}")["pipeline"]["config"]
+        config["ai"]["runner_config"][runner_id]["knowledge-bases"] = kbs
+        host.call("PUT", f"/api/v1/pipelines/{pipeline}", json={"config": config})

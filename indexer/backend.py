@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Protocol
 
 from indexer.records import ChunkDoc, Hit
+from vault.errors import Unavailable
 
 DEFAULT_STATUSES: tuple[str, ...] = ("active",)
 DEFAULT_KINDS: tuple[str, ...] = ("episode",)
 
 
-class IndexLockedError(RuntimeError):
+class IndexLockedError(Unavailable, RuntimeError):
     """Another process holds the index writer; the message names the lock and what to do."""
 
 
-class IndexMismatchError(RuntimeError):
+class IndexMismatchError(Unavailable, RuntimeError):
     """The folder holds an index this code cannot use (other schema/model/format): rebuild it."""
 
 
@@ -48,12 +49,15 @@ class SearchBackend(Protocol):
         statuses: Sequence[str] = DEFAULT_STATUSES,
         kinds: Sequence[str] = DEFAULT_KINDS,
         now: int | None = None,
+        allowed: Collection[int] | None = None,
     ) -> list[Hit]:
         """Best first, only chunks of `index_key` (or of any of several keys: ONE ranking,
         scores comparable across them) with those statuses and kinds, filtered inside the
         index before ranking (never a post-filter of a global top-k). With `now`
-        (unix seconds), chunks whose expires_at is set and <= now are left out. Any text a
-        user types is a valid query: it never raises, an empty query gives []."""
+        (unix seconds), chunks whose expires_at is set and <= now are left out. `allowed`
+        (field filters: indexer.filters) keeps only those chunk ids, also before ranking;
+        an empty set gives []. Any text a user types is a valid query: it never raises, an
+        empty query gives []."""
 
     def ids(self) -> set[int]:
         """Every chunk_id the index holds (committed)."""

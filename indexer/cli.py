@@ -1,4 +1,6 @@
-"""The `memvault` console script: vault commands plus search, reindex, watch, status, eval."""
+"""The indexer layer's `memvault` commands: search, remember (it supersedes and waits for
+the index), reindex, watch, status, eval, demo, consolidate, candidates. memvault_cli
+assembles them with the other layers'."""
 
 from __future__ import annotations
 
@@ -9,47 +11,52 @@ import shutil
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
-from indexer import cli_show
+from indexer import cli_show, follow
 from indexer.backend import IndexLockedError
+from indexer.cli_candidates import candidates_args, cmd_candidates
+from indexer.cli_consolidate import cmd_consolidate, consolidate_args
 from indexer.engine import Engine
 from indexer.evaluate import run_eval
 from indexer.manifest import index_dir
 from indexer.search import MODES
 from indexer.supersede import is_correction, supersede_on_correction
 from vault import cli as vault_cli
+from vault.chats import require_chat
 from vault.cli_output import emit
+from vault.cli_parser import CommandSpec, Layer, Parents, add_filters, add_scope, remember_args
+from vault.errors import FOUND_PROBLEMS
+from vault.layout import Layout
 from vault.model import STATUSES
 from vault.yamlio import parse_datetime
 
+DEMO_VAULT = "demo-vault"
 
-def add_index_commands(sub: Any, common: argparse.ArgumentParser) -> None:
-    search = sub.add_parser("search", parents=[common], help="hybrid search inside one chat")
-    search.add_argument("query")
-    search.add_argument("--bot", default=None)
-    search.add_argument("--session", required=True)
-    search.add_argument("--isolation", choices=("session", "bot"), default="session")
-    search.add_argument("--speaker", default="", help="current speaker id (ranked higher)")
-    search.add_argument("--top-k", type=int, default=5)
-    search.add_argument("--mode", choices=MODES, default="hybrid")
-    search.add_argument("--status", choices=(*STATUSES, "all"), default="active")
-    search.add_argument("--profiles", action="store_true", help="also search profiles")
-    search.add_argument("--explain", action="store_true", help="show every score component")
-    search.add_argument("--no-decay", action="store_true", help="ignore age when ranking")
 
-    reindex = sub.add_parser("reindex", parents=[common], help="rebuild the indexes from files")
-    reindex.add_argument("--keep", action="store_true", help="update in place, do not rebuild")
-    sub.add_parser("watch", parents=[common], help="keep the indexes in sync until Ctrl-C")
-    sub.add_parser("status", parents=[common], help="index health and problems")
+def search_args(p: argparse.ArgumentParser, parents: Parents) -> None:
+    p.add_argument("query")
+    add_scope(p, speaker=True, speaker_help="current speaker id (ranked higher)")
+    p.add_argument("--top-k", type=int, default=5)
+    p.add_argument("--mode", choices=MODES, default="hybrid")
+    p.add_argument("--status", choices=(*STATUSES, "all"), default="active")
+    p.add_argument("--profiles", action="store_true", help="also search profiles")
+    p.add_argument("--explain", action="store_true", help="show every score component")
+    p.add_argument("--no-decay", action="store_true", help="ignore age when ranking")
+    add_filters(p)  # applied inside the index query, before ranking (indexer.filters)
 
-    demo = sub.add_parser("demo", parents=[common], help="the main job on embedded defaults")
-    demo.add_argument("--path", default=None, help="where (default ./demo-vault)")
-    demo.add_argument("--no-watch", action="store_true", help="exit after the searches")
 
-    ev = sub.add_parser("eval", parents=[common], help="evaluate retrieval on a benchmark")
+def reindex_args(p: argparse.ArgumentParser, parents: Parents) -> None:
+    p.add_argument("--keep", action="store_true", help="update in place, do not rebuild")
+
+
+def demo_args(p: argparse.ArgumentParser, parents: Parents) -> None:
+    # The folder is --vault (default ./demo-vault, never $MEMVAULT_VAULT: that is the
+    # person's real vault, and the demo writes sample memories).
+    p.add_argument("--no-watch", action="store_true", help="exit after the searches")
+
+
+def eval_args(ev: argparse.ArgumentParser, parents: Parents) -> None:
     ev.add_argument("what", choices=("retrieval",))
     ev.add_argument("--episodes", required=True, type=Path)
     ev.add_argument("--queries", required=True, type=Path)
@@ -79,6 +86,10 @@ def open_engine(args: argparse.Namespace, *, writer: bool = True) -> tuple[Engin
 def cmd_search(args: argparse.Namespace) -> int:
     if args.top_k < 1:
         raise vault_cli.UsageError("--top-k must be 1 or more")
+    filters = vault_cli.filters_of(args)
+    root = vault_cli.resolve_vault(args)
+    scope = vault_cli.scope_of(args)
+    require_chat(Layout(root), scope)  # a mistyped chat is not an empty one
     engine, writer = open_engine(args)
     with engine:
         if writer:  # nobody keeps the index in sync for us: catch up with the files first
@@ -86,20 +97,22 @@ def cmd_search(args: argparse.Namespace) -> int:
         statuses = STATUSES if args.status == "all" else (args.status,)
         results = engine.search(
             args.query,
-            vault_cli.scope_of(args),
+            scope,
             top_k=args.top_k,
             mode=args.mode,
-            speaker_id=args.speaker,
+            speaker_id=args.speaker or "",
             statuses=tuple(statuses),
             include_profiles=args.profiles,
             decay=not args.no_decay,
+            filters=filters,
         )
         items = [cli_show.result_item(engine.root, r, args.explain) for r in results]
     return emit(args, items, lambda data: cli_show.results_text(data, args.explain))
 
 
 def cmd_remember(args: argparse.Namespace) -> int:
-    """remember, then (for a correction) supersede near-duplicates; the index follows."""
+    """remember, then (for a correction) supersede near-duplicates; the index follows
+    (this process indexes as writer, or `follow_index` waits for the process that is)."""
     vault = vault_cli.open_vault(args)
     episode = vault_cli.remember_from_args(args, vault)
     superseded: list[str] = []
@@ -118,10 +131,9 @@ def cmd_remember(args: argparse.Namespace) -> int:
 def cmd_reindex(args: argparse.Namespace) -> int:
     root = vault_cli.resolve_vault(args)
     if not args.keep:
-        try:  # fail before deleting anything if another process is the writer
-            Engine.open(root).close()
-        except IndexLockedError as exc:
-            raise vault_cli.UsageError(str(exc)) from exc
+        # Fails (IndexLockedError: unavailable) before deleting anything if another
+        # process is the writer.
+        Engine.open(root).close()
         shutil.rmtree(index_dir(root), ignore_errors=True)
     with Engine.open(root) as engine:
         assert engine.syncer is not None
@@ -132,7 +144,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         print(file=sys.stderr)
     data = cli_show.report_json(report)
     emit(args, data, cli_show.report_text)
-    return 1 if report.errors or report.duplicates else 0
+    return FOUND_PROBLEMS if report.errors or report.duplicates else 0
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -143,7 +155,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
         watcher = engine.watch()
         watcher.ready.wait()
         report = watcher.last_report
-        print(f"watching {root} (Ctrl-C to stop)", file=sys.stderr)
+        print(f"watching {root} (Ctrl-C to stop)", file=sys.stderr, flush=True)
         if report is not None:
             print(cli_show.report_text(cli_show.report_json(report)), file=sys.stderr)
         with contextlib.suppress(KeyboardInterrupt):
@@ -152,17 +164,23 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    """Exit 1 when a file has a problem or git keeps failing, like `check` (README)."""
     root = vault_cli.resolve_vault(args)
     data = cli_show.status_json(root)
     emit(args, data, cli_show.status_text)
-    return 1 if data["problems"] or data["git"] else 0
+    return FOUND_PROBLEMS if data["problems"] or data["git"] else 0
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
     for path in (args.episodes, args.queries):
         if not path.is_file():
             raise vault_cli.UsageError(f"{path} does not exist")
-    now = parse_datetime(args.now) if args.now else None
+    try:
+        now = parse_datetime(args.now) if args.now else None
+    except ValueError:
+        raise vault_cli.UsageError(
+            f"--now {args.now!r} is not a time: use ISO 8601, e.g. 2026-03-14T00:00:00Z"
+        ) from None
     stats = run_eval(
         args.episodes,
         args.queries,
@@ -185,20 +203,51 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from indexer.demo import run_demo
 
-    root = Path(args.path or "demo-vault").resolve()
+    root = vault_cli.checked_root(getattr(args, "vault", None) or DEMO_VAULT, must_exist=False)
     return run_demo(root, watch=not args.no_watch, as_json=getattr(args, "json", False))
 
 
-INDEX_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "remember": cmd_remember,
-    "search": cmd_search,
-    "reindex": cmd_reindex,
-    "watch": cmd_watch,
-    "status": cmd_status,
-    "eval": cmd_eval,
-    "demo": cmd_demo,
-}
+def follow_index(args: argparse.Namespace, code: int) -> int:
+    """After a write: when another process writes the index (`memvault watch`, the console,
+    the plugin), wait until it has indexed what this command wrote, so the write is
+    searchable when the command returns; if it has not in follow.TIMEOUT_S, say so, exit 1."""
+    vault = getattr(args, "opened_vault", None)
+    written: list[str] = getattr(args, "written_paths", [])
+    if vault is None or not written:
+        return code
+    behind = follow.wait_indexed(vault.root, written)
+    if not behind:
+        return code
+    print(
+        f"memvault: error: saved {behind[0]}{f' (+{len(behind) - 1})' if len(behind) > 1 else ''}"
+        f", but the index writer ({cli_show.writer_text(cli_show.writer_of(vault.root))}) has "
+        f"not indexed it after {follow.TIMEOUT_S:g} s, so search may not find it yet: "
+        "`memvault status` shows the writer and its problems",
+        file=sys.stderr,
+    )
+    return max(code, FOUND_PROBLEMS)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    return vault_cli.main(argv, extra=(add_index_commands, INDEX_COMMANDS))
+def layer() -> Layer:
+    Spec = CommandSpec
+    return Layer(
+        "indexer",
+        (
+            Spec("remember", "save a memory", cmd_remember, remember_args, commits=True),
+            Spec("search", "hybrid search in one chat", cmd_search, search_args, read_only=True),
+            Spec("reindex", "rebuild the indexes from files", cmd_reindex, reindex_args),
+            Spec("watch", "keep the indexes in sync until Ctrl-C", cmd_watch),
+            Spec("status", "index health and problems", cmd_status, read_only=True),
+            Spec(
+                "consolidate",
+                "fold old memories of a chat into one summary",
+                cmd_consolidate,
+                consolidate_args,
+                commits=True,
+            ),
+            Spec("candidates", "review proposed memories", cmd_candidates, candidates_args),
+            Spec("demo", "the main job on embedded defaults", cmd_demo, demo_args),
+            Spec("eval", "evaluate retrieval on a benchmark", cmd_eval, eval_args),
+        ),
+        after=follow_index,
+    )

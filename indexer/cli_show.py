@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import fcntl
-import os
 import sys
 from dataclasses import asdict
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from indexer.locks import LOCK_NAME
 from indexer.manifest import Manifest, index_dir
 from indexer.ranking import recency_hint
-from indexer.search import SearchResult
+from indexer.search import SearchResult, relevance_fields
 from indexer.sync import SyncReport
-from vault import gitstate
+from vault import filelocks, gitstate
+from vault.cli_output import plural
 from vault.layout import Layout
 from vault.links import link_problem
 from vault.model import FormatError
@@ -50,15 +50,6 @@ def result_item(root: Path, result: SearchResult, explain: bool) -> dict[str, An
     return item
 
 
-def relevance_fields(result: SearchResult) -> dict[str, Any]:
-    """`relevance` (absolute, indexer.relevance, rounded once here) and `passed` (reaches the
-    floor it was searched with): the same two fields in `search --json`, the console's
-    /search and the plugin's `retrieve`, so every surface shows one number."""
-    if result.relevance is None:
-        return {}
-    return {"relevance": round(result.relevance.value, 4), "passed": result.relevance.passed}
-
-
 def results_text(items: list[dict[str, Any]], explain: bool) -> str:
     if not items:
         return "no matching memories"
@@ -83,7 +74,7 @@ def results_text(items: list[dict[str, Any]], explain: bool) -> str:
             )
             factors = ", ".join(
                 f"{k}={_num(parts[k])}"
-                for k in ("relevance", "recency", "importance", "speaker", "update")
+                for k in ("relevance", "recency", "priority", "confidence", "speaker", "update")
                 if k in parts
             )
             hint = recency_hint(parts.get("age_days"))
@@ -137,19 +128,21 @@ def report_text(data: dict[str, Any]) -> str:
 
 
 def _writer(lock: Path) -> str:
-    """Who writes the index right now ("" if nobody): the lock file names its holder."""
-    if not lock.exists():
-        return ""
-    fd = os.open(lock, os.O_RDONLY)
+    """Who writes the index right now ("" if nobody): the lock file names its holder.
+
+    A probe, not a writer: it never creates nor writes the file (a read-only vault works)
+    and takes the lock only for an instant (vault.filelocks.is_held)."""
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except OSError:
-        return lock.read_text(encoding="utf-8", errors="replace").strip() or "another process"
-    else:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return ""
-    finally:
-        os.close(fd)
+        if not filelocks.is_held(lock):
+            return ""
+    except OSError as exc:  # a link or FIFO planted there: say so rather than guess
+        return f"unknown ({exc})"
+    return filelocks.read_holder(lock) or "another process"
+
+
+def writer_of(root: Path) -> str:
+    """Who writes the vault's index now, as the lock file names it ("" if nobody)."""
+    return _writer(index_dir(root) / LOCK_NAME)
 
 
 def status_json(root: Path) -> dict[str, Any]:
@@ -197,10 +190,46 @@ def status_text(data: dict[str, Any]) -> str:
     if not data["indexed"]:
         return "\n".join([*lines, *git, f"{data['vault']}: not indexed yet; {data['hint']}"])
     lines.append(
-        f"{data['vault']}: {data['files']} files, {data['chunks']} chunks indexed; "
-        f"embedding {data['embedding']}; {len(data['problems'])} file(s) with problems"
+        f"{data['vault']}: {plural(data['files'], 'memory file')}, {data['chunks']} chunks "
+        f"indexed; embedding {data['embedding']}; {len(data['problems'])} file(s) with problems"
     )
     if data["writer"]:
-        lines.append(f"index writer now: {data['writer']}")
+        lines.append(f"index writer now: {writer_text(data['writer'])}")
     lines.extend(git)
     return "\n".join(lines)
+
+
+def writer_text(holder: str, now: datetime | None = None) -> str:
+    """The lock file's `pid=.. host=.. cmd=.. since=..` (vault.filelocks.holder_text; older
+    MemVault wrote `since=<epoch>`) as a person reads it: `memvault, pid 12 on box, since
+    2026-03-14 09:30 UTC (5 min ago)`. Text that is not in that form is shown as it is."""
+    fields = dict(part.split("=", 1) for part in holder.split() if "=" in part)
+    if "pid" not in fields:
+        return holder
+    where = f" on {fields['host']}" if fields.get("host") else ""
+    text = f"{fields.get('cmd') or 'a process'}, pid {fields['pid']}{where}"
+    since = _moment(fields.get("since", ""))
+    if since is not None:
+        ago = ((now or datetime.now(UTC)) - since).total_seconds()
+        text += f", since {since:%Y-%m-%d %H:%M} UTC ({_ago(ago)})"
+    return text
+
+
+def _moment(raw: str) -> datetime | None:
+    if raw.isdigit():
+        return datetime.fromtimestamp(int(raw), UTC)
+    try:
+        moment = datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment.astimezone(UTC) if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _ago(seconds: float) -> str:
+    if seconds < 60:
+        return "just now"
+    for size, unit in ((86400, "day"), (3600, "h"), (60, "min")):
+        if seconds >= size:
+            count = int(seconds // size)
+            return f"{count} {unit}{'s' if unit == 'day' and count > 1 else ''} ago"
+    return "just now"

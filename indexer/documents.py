@@ -24,15 +24,16 @@ from indexer.manifest_schema import FileEntry
 from indexer.plan import DiskFile
 from indexer.records import ChunkDoc
 from vault.episodes import parse_episode
-from vault.layout import STATE_DIR, FileRole, classify, is_ignored
+from vault.layout import MEMORY_KINDS, STATE_DIR, FileRole, classify, is_ignored
 from vault.links import first_link, read_vault_file
 from vault.model import Episode, FormatError, Profile
 from vault.profiles import parse_profile
 from vault.safewrite import content_hash
+from vault.tags import tag_keys
 
 log = logging.getLogger(__name__)
 
-INDEXED_KINDS: frozenset[str] = frozenset({"episode", "profile", "speaker"})
+INDEXED_KINDS: frozenset[str] = MEMORY_KINDS
 UNASSIGNED = -1
 # A file modified this close to when we looked at it may be modified again within the same
 # timestamp tick, with the same size, and the stat would hide it ("racy git"). Such an mtime
@@ -252,6 +253,13 @@ def episode_docs(episode: Episode, rel: str, index_key: str) -> list[ChunkDoc]:
             created_at=_unix(episode.created_at),
             importance=episode.importance,
             expires_at=_unix(episode.expires_at) if episode.expires_at else 0,
+            priority=episode.priority,
+            category=episode.category or "",
+            verified=episode.verified,
+            confidence=episode.confidence,
+            source=episode.source,
+            updated_at=_unix(episode.updated_at) if episode.updated_at else 0,
+            tag_keys=tag_keys(episode.tags),
         )
         for ordinal, chunk in enumerate(chunk_text(episode.body))
     ]

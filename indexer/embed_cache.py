@@ -48,7 +48,9 @@ class CachedEmbedder:
         )
         self._db.commit()
 
-    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+    def embed_documents(self, texts: Sequence[str], *, store: bool = True) -> np.ndarray:
+        """`store=False` embeds what the cache misses without adding it: a caller that must
+        change nothing on disk (a consolidation preview) still gets the cached vectors."""
         dim = self.identity.dim
         out = np.zeros((len(texts), dim), dtype=np.float32)
         hashes = [text_hash(t) for t in texts]
@@ -65,7 +67,8 @@ class CachedEmbedder:
             fresh = dict(zip(unique, vectors, strict=True))
             for i in missing:
                 out[i] = fresh[hashes[i]]
-            self._store(fresh)
+            if store:
+                self._store(fresh)
         return out
 
     def embed_query(self, text: str) -> np.ndarray:

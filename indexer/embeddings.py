@@ -15,6 +15,8 @@ from typing import Protocol
 
 import numpy as np
 
+from vault.errors import Unavailable
+
 log = logging.getLogger(__name__)
 
 
@@ -39,7 +41,7 @@ class Embedder(Protocol):
         """(dim,) float32, L2-normalised."""
 
 
-class EmbeddingError(RuntimeError):
+class EmbeddingError(Unavailable, RuntimeError):
     """The provider could not embed; the message says what to check."""
 
 

@@ -17,9 +17,10 @@ from indexer.backend import IndexLockedError, IndexMismatchError
 from indexer.calibration import calibrate
 from indexer.embed_cache import CachedEmbedder
 from indexer.embeddings import Embedder, default_embedder
+from indexer.filters import Filters, allowed_chunks
 from indexer.manifest import Manifest, index_dir
 from indexer.providers import embedder_from_settings
-from indexer.ranking import RankWeights
+from indexer.ranking import RANK_VERSION, RankWeights
 from indexer.readonly import index_error
 from indexer.rebuild import VectorRebuild, open_vectors, vectors_dir
 from indexer.records import ChunkDoc
@@ -181,11 +182,15 @@ class Engine:
         weights: RankWeights | None = None,
         libraries: Sequence[ScopeId] = (),
         floor: float = DEFAULT_FLOOR,
+        filters: Filters | None = None,
     ) -> list[SearchResult]:
         """Search inside the scope's index_key only (plus its session profiles if asked,
         and the episodes of `libraries`, the KB libraries attached to the chat's pipeline:
-        one ranking of all of them, see indexer.search)."""
+        one ranking of all of them, see indexer.search). `filters` (tag, category, ...)
+        apply inside both index queries, before ranking (indexer.filters)."""
         clock = now if now is not None else int(time.time())
+        keys = (scope.index_key, *(library.index_key for library in libraries))
+        allowed = allowed_chunks(self.manifest, keys, filters or Filters(), clock)
         request = SearchRequest(
             query=query,
             index_key=scope.index_key,
@@ -198,8 +203,47 @@ class Engine:
             now=clock if decay else None,
             weights=weights or RankWeights(),
             floor=floor,
+            allowed=allowed,
+            pinned=self._by_id(query, keys, statuses, clock, allowed),
         )
         return self.run(request)
+
+    def _by_id(
+        self,
+        query: str,
+        keys: Sequence[str],
+        statuses: Sequence[str],
+        now: int,
+        allowed: frozenset[int] | None,
+    ) -> tuple[int, ...]:
+        """First chunks of the scope's episodes whose id is the whole query, with a status
+        asked for, not expired, passing the filters: indexer.exact_match's id rule."""
+        wanted = query.strip()
+        if not wanted or not statuses or any(c.isspace() for c in wanted):
+            return ()  # an id has no spaces: a normal question costs no lookup
+        where = (
+            "json_extract(doc, '$.kind') = 'episode' AND json_extract(doc, '$.episode_id') = ? "
+            f"AND json_extract(doc, '$.status') IN ({','.join('?' * len(statuses))}) AND "
+            "(json_extract(doc, '$.expires_at') = 0 OR json_extract(doc, '$.expires_at') > ?)"
+        )
+        docs = self.manifest.scope_docs(keys, where, [wanted, *statuses, now])
+        return tuple(d.chunk_id for d in docs if allowed is None or d.chunk_id in allowed)
+
+    def critical(self, scope: ScopeId, now: int | None = None) -> list[SearchResult]:
+        """The chat's `priority: critical` memories that are active and not expired at `now`
+        (unix seconds; default: the clock), newest first: the injector puts them into every
+        turn whatever the message. Isolation as search: the scope's own index_key only,
+        never a library's or another chat's. Read from the manifest, not ranked."""
+        clock = now if now is not None else int(time.time())
+        where = (
+            "json_extract(doc, '$.kind') = 'episode' AND json_extract(doc, '$.status') = "
+            "'active' AND json_extract(doc, '$.priority') = 'critical' AND (json_extract(doc, "
+            "'$.expires_at') = 0 OR json_extract(doc, '$.expires_at') > ?)"
+        )
+        docs = self.manifest.scope_docs([scope.index_key], where, [clock])
+        docs.sort(key=lambda d: (-max(d.updated_at, d.created_at), d.episode_id, d.path))
+        explain = {"versions": {"rank": RANK_VERSION}, "critical": True}
+        return [SearchResult(d, 1.0, (d.chunk_id,), explain) for d in docs]
 
     def run(self, request: SearchRequest) -> list[SearchResult]:
         backends = {"text": self.text, "vector": self.vector}

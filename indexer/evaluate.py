@@ -23,6 +23,7 @@ from vault.keys import ScopeId
 from vault.layout import Layout
 from vault.model import Episode, Speaker
 from vault.safewrite import atomic_write
+from vault.store import BadRequestError
 from vault.yamlio import parse_datetime
 
 log = logging.getLogger(__name__)
@@ -43,7 +44,7 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
                 try:
                     yield json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}:{number}: not JSON ({exc.msg})") from exc
+                    raise BadRequestError(f"{path}:{number}: not JSON ({exc.msg})") from exc
 
 
 def _scope(name: str) -> ScopeId:

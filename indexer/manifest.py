@@ -16,6 +16,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from indexer.backend import IndexMismatchError
 from indexer.manifest_schema import EID, SCHEMA, SCHEMA_VERSION, FileEntry, doc_from_json, doc_json
 from indexer.plan import Known
 from indexer.readonly import connect_read_only
@@ -69,7 +70,7 @@ class Manifest:
                         self._db.execute(statement)
                 self._set_meta("schema_version", str(SCHEMA_VERSION))
             elif int(version) > SCHEMA_VERSION:
-                raise RuntimeError(
+                raise IndexMismatchError(
                     f"{path} was written by a newer MemVault (schema {version}): "
                     "upgrade, or delete the .memvault/index folder and reindex"
                 )
@@ -185,6 +186,50 @@ class Manifest:
                 ).fetchall()
                 found.update((cid, doc_from_json(doc)) for cid, doc in rows if doc)
         return found
+
+    def scope_docs(
+        self,
+        index_keys: Sequence[str],
+        where: str = "",
+        params: Sequence[object] = (),
+        *,
+        first_only: bool = True,
+    ) -> list[ChunkDoc]:
+        """The docs of the indexed files of these scopes (the first chunk of each, or every
+        chunk), by path; `where` narrows them with an SQL condition over `doc`
+        (json_extract(doc, '$.priority') = ?, values bound through `params`, never
+        formatted in). Reads through files_index_key, never the whole vault."""
+        keys = list(dict.fromkeys(index_keys))
+        if not keys:
+            return []
+        sql = (
+            "SELECT c.doc FROM files f JOIN chunks c ON c.path = f.path WHERE c.doc IS NOT "
+            f"NULL AND f.index_key IN ({','.join('?' * len(keys))})"
+        )
+        if first_only:
+            sql += " AND c.ordinal = 0"
+        if where:
+            sql += f" AND ({where})"
+        with self._lock:
+            rows = self._db.execute(sql + " ORDER BY f.path, c.ordinal", [*keys, *params])
+            return [doc_from_json(row[0]) for row in rows.fetchall()]
+
+    def scope_chunk_ids(
+        self, index_keys: Sequence[str], where: str, params: Sequence[object] = ()
+    ) -> set[int]:
+        """Every chunk id (all ordinals) of the files of these scopes whose first chunk
+        `c` meets `where` (over `c.doc`, values bound through `params`): a filtered search's
+        `allowed` set (indexer.filters). A file's chunks all carry its front-matter fields."""
+        keys = list(dict.fromkeys(index_keys))
+        if not keys:
+            return set()
+        sql = (
+            "SELECT a.chunk_id FROM files f JOIN chunks c ON c.path = f.path AND c.ordinal = 0 "
+            "JOIN chunks a ON a.path = f.path WHERE c.doc IS NOT NULL "
+            f"AND f.index_key IN ({','.join('?' * len(keys))}) AND ({where})"
+        )
+        with self._lock:
+            return {row[0] for row in self._db.execute(sql, [*keys, *params])}
 
     def all_docs(self) -> list[ChunkDoc]:
         with self._lock:

@@ -16,7 +16,7 @@ import shutil
 from pathlib import Path
 
 from indexer.engine import Engine
-from indexer.health import Check
+from vault.findings import Check
 from vault.keys import ScopeId
 from vault.model import STATUSES
 from vault.operations import Vault
@@ -34,7 +34,8 @@ PROBE_TEXTS = {
 
 def isolation_probe(root: Path, engine: Engine, current: ScopeId) -> list[Check]:
     if engine.syncer is None:
-        return [("WARN", "isolation probe skipped: this process is not the index writer")]
+        why = "isolation probe skipped: this process is not the index writer"
+        return [Check("WARN", why, "probe_skipped")]
     token = secrets.token_hex(4)
     probe = Vault(root, git=False)
     engine.attach(probe)  # probe writes are indexed as they return, like real ones
@@ -43,7 +44,7 @@ def isolation_probe(root: Path, engine: Engine, current: ScopeId) -> list[Check]
         for side in PROBE_TEXTS
     }
     ids: dict[str, str] = {}
-    failures: list[str] = []
+    failures: list[Check] = []
     try:
         _sweep(root, engine)
         for side, scope in scopes.items():
@@ -54,7 +55,8 @@ def isolation_probe(root: Path, engine: Engine, current: ScopeId) -> list[Check]
         failures = _cross_checks(probe, engine, scopes, ids, current)
     except Exception as exc:  # noqa: BLE001 - a probe that cannot run is a failed probe
         log.exception("memvault=health_probe_error token=%s", token)
-        failures.append(f"the probe could not run ({type(exc).__name__}: {exc})")
+        error = f"{type(exc).__name__}: {exc}"
+        failures.append(_fail(f"the probe could not run ({error})", "probe_error", error=error))
     finally:
         leftovers = _cleanup(root, engine, probe, scopes, ids)
     log.info(
@@ -64,23 +66,26 @@ def isolation_probe(root: Path, engine: Engine, current: ScopeId) -> list[Check]
         len(failures),
         len(leftovers),
     )
-    checks: list[Check] = []
-    if failures:
-        checks += [("ERROR", f"isolation probe FAIL: {f}") for f in failures]
-    else:
-        checks.append(
-            (
-                "OK",
-                "isolation probe PASS: search, list, show and forget in one scope never "
-                f"reached the other's episode ({current.isolation} isolation, 2 temporary "
-                "episodes, git off for the probe)",
-            )
+    checks: list[Check] = list(failures)
+    if not failures:
+        passed = (
+            "isolation probe PASS: search, list, show and forget in one scope never reached "
+            f"the other's episode ({current.isolation} isolation, 2 temporary episodes, git "
+            "off for the probe)"
         )
+        checks.append(Check("OK", passed, "probe_pass", {"isolation": current.isolation}))
     if leftovers:
-        checks.append(("ERROR", "isolation probe left behind: " + "; ".join(leftovers)))
+        items = "; ".join(leftovers)
+        left = f"isolation probe left behind: {items}"
+        checks.append(Check("ERROR", left, "probe_leftovers", {"items": items}))
     else:
-        checks.append(("OK", "isolation probe cleaned up: no probe episodes or files remain"))
+        clean = "isolation probe cleaned up: no probe episodes or files remain"
+        checks.append(Check("OK", clean, "probe_clean"))
     return checks
+
+
+def _fail(what: str, code: str, **params: str) -> Check:
+    return Check("ERROR", f"isolation probe FAIL: {what}", code, params)
 
 
 def _cross_checks(
@@ -89,30 +94,38 @@ def _cross_checks(
     scopes: dict[str, ScopeId],
     ids: dict[str, str],
     current: ScopeId,
-) -> list[str]:
-    failures: list[str] = []
+) -> list[Check]:
+    failures: list[Check] = []
     for side, other in (("a", "b"), ("b", "a")):
         scope, mine, theirs = scopes[side], ids[side], ids[other]
         own = engine.search(PROBE_TEXTS[side], scope, top_k=10, statuses=STATUSES)
         if mine not in {r.doc.episode_id for r in own}:
-            failures.append(f"search in scope {side} did not find its own new episode")
+            what = f"search in scope {side} did not find its own new episode"
+            failures.append(_fail(what, "probe_own_missing", side=side))
         for result in engine.search(PROBE_TEXTS[other], scope, top_k=10, statuses=STATUSES):
             if result.doc.episode_id == theirs or result.doc.index_key != scope.index_key:
-                failures.append(f"search in scope {side} returned {result.doc.episode_id}")
+                found = result.doc.episode_id
+                what = f"search in scope {side} returned {found}"
+                failures.append(_fail(what, "probe_leak_search", side=side, id=found))
         listed = {s.episode.id for s in probe.list_episodes(scope, status="all").items}
         if listed != {mine}:
-            failures.append(f"list in scope {side} returned {sorted(listed)}")
-        for what, attempt in (("show", probe.find_episode), ("forget", probe.forget)):
+            what = f"list in scope {side} returned {sorted(listed)}"
+            shown = ", ".join(sorted(listed))
+            failures.append(_fail(what, "probe_leak_list", side=side, ids=shown))
+        for action, attempt in (("show", probe.find_episode), ("forget", probe.forget)):
             try:
                 attempt(scope, theirs)
             except NotFoundError:
                 continue
-            failures.append(f"{what} in scope {side} reached scope {other}'s episode")
+            what = f"{action} in scope {side} reached scope {other}'s episode"
+            failures.append(_fail(what, "probe_leak_action", action=action, side=side, other=other))
     probe_ids = set(ids.values())
     for side in scopes:
         for result in engine.search(PROBE_TEXTS[side], current, top_k=10, statuses=STATUSES):
             if result.doc.episode_id in probe_ids or result.doc.index_key != current.index_key:
-                failures.append(f"search in this chat returned {result.doc.episode_id}")
+                found = result.doc.episode_id
+                what = f"search in this chat returned {found}"
+                failures.append(_fail(what, "probe_leak_chat", id=found))
     return failures
 
 

@@ -1,4 +1,5 @@
-"""Weights applied after fusion, like LongTermMemory: recency, importance, speaker, corrections.
+"""Weights applied after fusion, like LongTermMemory: recency, priority, confidence, speaker,
+corrections.
 
 Pure and versioned; `explain` keeps every factor so a person can see why a memory ranked.
 """
@@ -11,7 +12,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
-RANK_VERSION = "rank-2"
+from vault.model import PRIORITIES
+from vault.tags import tag_key
+
+# rank-3 (issue 14): Synapse's priority replaces LongTermMemory's importance as the weight
+# (an old file's importance maps onto a priority: vault.model.importance_priority), and
+# confidence is a small factor. A normal memory at the neutral confidence (0.7, below) scores
+# as before; profiles take neither factor (they have no priority or confidence).
+RANK_VERSION = "rank-3"
 SECONDS_PER_DAY = 86_400
 UPDATE_TAGS = frozenset(
     {
@@ -28,13 +36,40 @@ UPDATE_TAGS = frozenset(
 )
 
 
+# The multiplied components of `score`, in explain order (age_days is shown, not multiplied).
+FACTORS: tuple[str, ...] = (
+    "recency",
+    "priority",
+    "confidence",
+    "speaker",
+    "named_speaker",
+    "update",
+)
+
+
+def is_update(tags: Iterable[str]) -> bool:
+    """Whether a tag marks a correction (any case: vault.tags.tag_key)."""
+    return any(tag_key(t) in UPDATE_TAGS for t in tags)
+
+
 @dataclass(frozen=True)
 class RankWeights:
     half_life_days: float = 30.0
     # A memory never loses more than this share of its relevance to age: an old fact that
     # matches well still beats a new one that barely matches.
     decay_floor: float = 0.5
-    importance: tuple[float, ...] = field(default=(0.9, 1.0, 1.08, 1.16, 1.24))
+    # low / normal / high / critical. critical also goes into every turn's prompt
+    # (Engine.critical); in a recall it ranks like high. high = 1.2 is about importance
+    # 4-5's old 1.16-1.24 and low = importance 1's 0.9, so an old file keeps about its
+    # weight (importance 3 no longer outranks 2: both map to normal).
+    priority: tuple[float, ...] = field(default=(0.9, 1.0, 1.2, 1.2))  # by PRIORITIES
+    # factor = 1 + confidence_weight * (confidence - confidence_neutral): the default of a
+    # memory no person vouched for (agent, import: 0.7) is exactly 1.0, one a person stated
+    # (1.0) 1.03, a doubtful one (0.2) 0.95. Small: it breaks near-ties, never buries a match.
+    # Neutral at 0.7, not 1.0: every benchmark memory is an import at 0.7, and even a uniform
+    # factor below 1 reorders float near-ties (measured: LoCoMo text hit@5 65.49 -> 65.43).
+    confidence_weight: float = 0.1
+    confidence_neutral: float = 0.7
     same_speaker: float = 1.12
     update_tag: float = 1.08
     # The query names the memory's speaker ("What did John get promoted to?" and John's own
@@ -84,13 +119,14 @@ def score(
     relevance: float,
     *,
     created_at: int,
-    importance: int,
     tags: Iterable[str],
     same_speaker: bool,
     now: int | None,
     weights: RankWeights = RankWeights(),
     kind: str = "episode",
     named_speaker: bool = False,
+    priority: str = "normal",
+    confidence: float | None = None,
 ) -> Scored:
     """relevance in (0, 1] from fusion; `now` None = no time decay (benchmarks)."""
     components: dict[str, float] = {"relevance": relevance}
@@ -98,13 +134,17 @@ def score(
         age_days = (now - created_at) / SECONDS_PER_DAY
         components["age_days"] = round(age_days, 2)
         components["recency"] = recency_factor(age_days, weights)
-    level = min(5, max(1, importance))
-    components["importance"] = weights.importance[level - 1]
+    if kind == "episode":
+        level = PRIORITIES.index(priority) if priority in PRIORITIES else 1
+        components["priority"] = weights.priority[level]
+        sure = weights.confidence_neutral if confidence is None else min(1.0, max(0.0, confidence))
+        components["confidence"] = 1.0 + weights.confidence_weight * (
+            sure - weights.confidence_neutral
+        )
     components["speaker"] = weights.same_speaker if same_speaker else 1.0
     components["named_speaker"] = weights.named_speaker if named_speaker else 1.0
-    lowered = {t.lower() for t in tags}
-    components["update"] = weights.update_tag if lowered & UPDATE_TAGS else 1.0
+    components["update"] = weights.update_tag if is_update(tags) else 1.0
     total = relevance
-    for name in ("recency", "importance", "speaker", "named_speaker", "update"):
+    for name in FACTORS:
         total *= components.get(name, 1.0)
     return Scored(total, components)

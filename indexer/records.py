@@ -29,6 +29,16 @@ class ChunkDoc:
     created_at: int = 0  # unix seconds, UTC
     importance: int = 2
     expires_at: int = 0  # unix seconds, 0 = never
+    # Issue 14's fields, so filters apply inside the index query and ranking needs no file.
+    # Profiles keep the defaults (they have none of these).
+    priority: str = "normal"  # vault.model.PRIORITIES
+    category: str = ""  # "" = none
+    verified: bool = True
+    confidence: float = 1.0
+    source: str = "user"
+    updated_at: int = 0  # unix seconds, 0 = never written by MemVault
+    # vault.tags.tag_key of each tag: what a tag filter matches (`tags` is for display).
+    tag_keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

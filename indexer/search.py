@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from indexer.backend import SearchBackend
+from indexer.exact_match import EXACT_VERSION, exact_kind, tier
 from indexer.fusion import (
     CONTEXT_GAIN,
     CONTEXT_VERSION,
@@ -68,6 +69,12 @@ class SearchRequest:
     context_window_s: int = CONTEXT_WINDOW_S
     # indexer.relevance: results below it are marked (SearchResult.relevance.passed).
     floor: float = DEFAULT_FLOOR
+    # Field filters (indexer.filters) as the chunk ids that pass, applied inside both
+    # index queries; None = none asked. Profiles have none of those fields: left out then.
+    allowed: frozenset[int] | None = None
+    # First chunks of the episodes whose id IS the query (Engine.search reads them from the
+    # manifest, within the scope, statuses and filters): found even if no index returns them.
+    pinned: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,15 @@ class SearchResult:
     explain: Mapping[str, Any]
     # Absolute relevance (indexer.relevance); None when the engine gave no calibration.
     relevance: Relevance | None = None
+
+
+def relevance_fields(result: SearchResult) -> dict[str, Any]:
+    """`relevance` (absolute, indexer.relevance, rounded once here) and `passed` (reaches the
+    floor it was searched with): the same two fields in `search --json`, the console's
+    /search and the plugin's `retrieve`, so every surface shows one number."""
+    if result.relevance is None:
+        return {}
+    return {"relevance": round(result.relevance.value, 4), "passed": result.relevance.passed}
 
 
 # One batched read of many candidates' docs (Engine.lookup -> Manifest.docs); ids it does
@@ -93,8 +109,9 @@ def _candidates(backend: SearchBackend, request: SearchRequest, depth: int) -> l
         statuses=request.statuses,
         kinds=("episode",),
         now=request.now,
+        allowed=request.allowed,
     )
-    if request.profile_key:
+    if request.profile_key and request.allowed is None:
         hits += backend.search(
             request.query,
             request.profile_key,
@@ -165,7 +182,7 @@ def hybrid_search(
         )
     # Every candidate's doc in one batched read, not one SELECT per hit (~200 a query):
     # the context step needs the wide text list's, the scoring below the fused ones'.
-    docs = lookup({hit.chunk_id for hits in found.values() for hit in hits})
+    docs = lookup({hit.chunk_id for hits in found.values() for hit in hits} | set(request.pinned))
     lists: dict[str, list[Hit]] = {}
     context: dict[int, tuple[int, float]] = {}
     for name, hits in found.items():
@@ -188,7 +205,8 @@ def hybrid_search(
         scored = score(
             relevance[item.chunk_id],
             created_at=doc.created_at,
-            importance=doc.importance,
+            priority=doc.priority,
+            confidence=doc.confidence,
             tags=doc.tags,
             same_speaker=bool(request.speaker_id) and doc.speaker_id == request.speaker_id,
             now=request.now,
@@ -225,13 +243,50 @@ def hybrid_search(
         }
         chunks = (item.chunk_id, *(previous.chunks if previous else ()))
         by_episode[key] = SearchResult(doc, scored.score, chunks, explain)
-    ranked = sorted(by_episode.values(), key=lambda r: (-r.score, r.doc.episode_id, r.doc.path))
+    _pin(request, docs, by_episode)
+    # exact_match_boost (indexer.exact_match): an id, then a speaker or tag, the whole query
+    # equals comes first; a query that equals none of them ranks exactly as before.
+    ranked = sorted(
+        (_exact(request.query, r) for r in by_episode.values()),
+        key=lambda r: (-tier(_kind(r)), -r.score, r.doc.episode_id, r.doc.path),
+    )
     if judge is None:
         return ranked[: request.top_k]
-    return [_judged(r, judge) for r in ranked[: request.top_k]]
+    return [_judged(r, judge, request.floor) for r in ranked[: request.top_k]]
 
 
-def _judged(result: SearchResult, judge: Judge) -> SearchResult:
+def _pin(
+    request: SearchRequest,
+    docs: Mapping[int, ChunkDoc],
+    by_episode: dict[tuple[str, str], SearchResult],
+) -> None:
+    """Add the pinned episodes (the query is their id) that no index returned."""
+    for chunk_id in request.pinned:
+        doc = docs.get(chunk_id)
+        if doc is None or (doc.episode_id, doc.path) in by_episode:
+            continue
+        explain = {"versions": {"rank": RANK_VERSION}, "sources": {}, "score": 0.0}
+        by_episode[(doc.episode_id, doc.path)] = SearchResult(doc, 0.0, (chunk_id,), explain)
+
+
+def _exact(query: str, result: SearchResult) -> SearchResult:
+    kind = exact_kind(query, result.doc)
+    if kind is None:
+        return result
+    explain = {**result.explain, "exact": {"version": EXACT_VERSION, "match": kind}}
+    return SearchResult(result.doc, result.score, result.chunks, explain, result.relevance)
+
+
+def _kind(result: SearchResult) -> str | None:
+    exact = result.explain.get("exact")
+    return exact["match"] if exact else None
+
+
+def _judged(result: SearchResult, judge: Judge, floor: float) -> SearchResult:
+    if _kind(result) is not None:  # the query IS its id, speaker or tag: relevant by definition
+        rel = Relevance(text=None, vector=None, value=1.0, floor=floor)
+        explain = {**result.explain, "absolute": rel.explain()}
+        return SearchResult(result.doc, result.score, result.chunks, explain, rel)
     cosine = result.explain["sources"].get("vector", {}).get("raw")
     rel = judge.judge(_indexed_texts(result.doc), cosine, (result.doc.speaker_name,))
     explain = {**result.explain, "absolute": rel.explain()}

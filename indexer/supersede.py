@@ -19,6 +19,7 @@ from vault.keys import ScopeId
 from vault.model import CORRECTION_TAGS, Episode
 from vault.operations import Vault
 from vault.store import AmbiguousIdError
+from vault.tags import tag_keys
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +30,7 @@ CANDIDATES = 8
 
 
 def is_correction(episode: Episode) -> bool:
-    return bool({t.lower() for t in episode.tags} & CORRECTION_TAGS)
+    return bool(set(tag_keys(episode.tags)) & CORRECTION_TAGS)
 
 
 def near_duplicates(engine: Engine, scope: ScopeId, episode: Episode) -> list[tuple[str, float]]:

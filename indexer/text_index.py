@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
 import tantivy
@@ -25,8 +25,10 @@ from vault.readonly import can_write
 
 log = logging.getLogger(__name__)
 
-_RAW_FIELDS = ("episode_id", "path", "kind", "index_key", "speaker_id", "speaker_name", "status")
-_INT_FIELDS = ("created_at", "importance", "expires_at")
+_SCOPE_FIELDS = ("episode_id", "path", "kind", "index_key", "speaker_id", "speaker_name", "status")
+_RAW_FIELDS = (*_SCOPE_FIELDS, "priority", "category", "source")  # issue 14's filter fields
+# verified is 0/1. All are fast fields: filters (indexer.filters) run inside the query.
+_INT_FIELDS = ("created_at", "importance", "expires_at", "updated_at", "verified")
 _WRITER_HEAP = 64_000_000
 # CJK bigram terms count double against single characters and words: on MADial zh this
 # lifted text-only recall@5 51.5 -> 54.0 and hybrid 58.1 -> 58.8 (bench/retrieval);
@@ -45,6 +47,7 @@ def _schema() -> tantivy.Schema:
     sb.add_unsigned_field("chunk_id", stored=True, indexed=True, fast=True)
     for name in _RAW_FIELDS:
         sb.add_text_field(name, stored=True, tokenizer_name="raw", index_option="basic")
+    # Case-folded (vault.tags.tag_key): a filter for HOBBY finds a memory tagged Hobby.
     sb.add_text_field("tags", stored=True, tokenizer_name="raw", index_option="basic")
     for name in _INT_FIELDS:
         sb.add_integer_field(name, stored=True, indexed=True, fast=True)
@@ -146,7 +149,7 @@ class TextIndex:
         d.add_unsigned("chunk_id", check_chunk_id(doc.chunk_id))
         for name in _RAW_FIELDS:
             d.add_text(name, getattr(doc, name))
-        for tag in doc.tags:
+        for tag in doc.tag_keys:
             d.add_text("tags", tag)
         for name in _INT_FIELDS:
             d.add_integer(name, int(getattr(doc, name)))
@@ -216,6 +219,7 @@ class TextIndex:
         statuses: Sequence[str],
         kinds: Sequence[str],
         now: int | None,
+        allowed: Collection[int] | None = None,
     ) -> tantivy.Query | None:
         terms = tokenize.analyze_query(query)
         should = [self._word(t) for t in terms.matching] + [
@@ -243,6 +247,9 @@ class TextIndex:
                 include_lower=False,
             )
             filters.append(_should([never, later]))
+        if allowed is not None:  # field filters (indexer.filters), inside the query
+            ids = [check_chunk_id(cid) for cid in sorted(allowed)]
+            filters.append(tantivy.Query.term_set_query(self._schema, "chunk_id", ids))
         # Filters must not move BM25 scores: wrap them to score 0.
         clauses = [(tantivy.Occur.Must, tantivy.Query.const_score_query(f, 0.0)) for f in filters]
         clauses.append((tantivy.Occur.Must, _should(should)))
@@ -263,11 +270,14 @@ class TextIndex:
         statuses: Sequence[str] = DEFAULT_STATUSES,
         kinds: Sequence[str] = DEFAULT_KINDS,
         now: int | None = None,
+        allowed: Collection[int] | None = None,
     ) -> list[Hit]:
         keys = scope_keys(index_key)
         if limit <= 0 or not keys or not statuses or not kinds or not query or not query.strip():
             return []
-        q = self._build_query(query, keys, statuses, kinds, now)
+        if allowed is not None and not allowed:
+            return []
+        q = self._build_query(query, keys, statuses, kinds, now, allowed)
         if q is None:
             return []
         self._refresh_if_stale()

@@ -14,7 +14,7 @@ import logging
 import struct
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 
 import faiss
@@ -272,9 +272,10 @@ class VectorIndex:
         statuses: Sequence[str] = DEFAULT_STATUSES,
         kinds: Sequence[str] = DEFAULT_KINDS,
         now: int | None = None,
+        allowed: Collection[int] | None = None,
     ) -> list[Hit]:
         keys = scope_keys(index_key)
-        if limit <= 0 or not query or not query.strip():
+        if limit <= 0 or not query or not query.strip() or (allowed is not None and not allowed):
             return []
         self._refresh_if_stale()
         with self._mutex:
@@ -282,7 +283,7 @@ class VectorIndex:
                 return []  # nothing to search: spare the embedding
         vec = self._embed_query(query)
         with self._mutex:  # cost follows the scopes' sizes, never the vault's
-            found = self._rows.search(vec, keys, limit, set(statuses), set(kinds), now)
+            found = self._rows.search(vec, keys, limit, set(statuses), set(kinds), now, allowed)
         return [Hit(chunk_id=cid, score=score) for cid, score in found]
 
     def ids(self) -> set[int]:

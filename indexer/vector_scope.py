@@ -9,7 +9,7 @@ a faster scan, as the scan is memory-bound; cosine scores move by ~1e-3 at most.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 
 import faiss
 import numpy as np
@@ -115,12 +115,20 @@ class ScopeVectors:
         return self._arrays
 
     def search(
-        self, vec: np.ndarray, k: int, status_ok: np.ndarray, kind_ok: np.ndarray, now: int | None
+        self,
+        vec: np.ndarray,
+        k: int,
+        status_ok: np.ndarray,
+        kind_ok: np.ndarray,
+        now: int | None,
+        allowed: np.ndarray | None = None,
     ) -> list[tuple[int, float]]:
         ids, status, kind, expires = self._columns()
         mask = status_ok[status] & kind_ok[kind]
         if now is not None:
             mask &= (expires == 0) | (expires > now)
+        if allowed is not None:  # field filters (indexer.filters): part of the mask, pre-rank
+            mask &= np.isin(ids, allowed)
         allowed = int(mask.sum())
         k = min(k, allowed)
         if k <= 0:
@@ -207,15 +215,18 @@ class ScopedRows:
         statuses: set[str],
         kinds: set[str],
         now: int | None,
+        allowed: Collection[int] | None = None,
     ) -> list[tuple[int, float]]:
         """The k best rows of these scopes together: each scope's own k best, merged (the
-        k best of a union are among them), best first, ties by chunk id."""
+        k best of a union are among them), best first, ties by chunk id. `allowed`: only
+        these chunk ids (None = no such filter)."""
         status_ok, kind_ok = self.status.wanted(statuses), self.kind.wanted(kinds)
+        only = None if allowed is None else np.fromiter(allowed, dtype=np.int64)
         found: list[tuple[int, float]] = []
         for key in dict.fromkeys(index_keys):
             scope = self.scopes.get(key)
             if scope is not None:
-                found += scope.search(vec, k, status_ok, kind_ok, now)
+                found += scope.search(vec, k, status_ok, kind_ok, now, only)
         if len(index_keys) > 1:
             found.sort(key=lambda hit: (-hit[1], hit[0]))
         return found[:k]

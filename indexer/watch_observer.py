@@ -13,17 +13,18 @@ watchdog's repair, which overflows the queue again for ever on a tree of many fo
 (_rewatch). That is watchdog internals, so pyproject.toml pins watchdog below 8 and
 tests/test_watcher_overflow.py fails if a new version changes them. Other platforms get
 watchdog's own observer; the watcher's liveness and vault-root checks still cover them.
+The reader also re-adds a watch it has quietly (see _add_callback), where watchdog warns
+with the whole watch tree in the text: no process-wide warnings filter, which a host or a
+test runner drops and which would hide the warning from the host's own watchdog users.
 """
 
 from __future__ import annotations
 
-import errno
 import logging
 import os
 import sys
 import threading
 import time
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,32 +32,20 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
+from indexer.watch_limits import (
+    LIMIT_ERRNOS,
+    QUEUE_LIMIT,
+    cannot_watch,
+    inotify_limit,
+    limits_reached,
+    root_gone,
+)
+from vault.findings import Check
+
 log = logging.getLogger("indexer.watcher")  # one logger for everything the watcher says
 _watchdog_log = logging.getLogger("watchdog.observers.inotify_c")
-# Adding a watch that exists (the repair after an overflow, below) makes watchdog warn once
-# per folder that the callback "will be overwritten": that is the intent, not news.
-warnings.filterwarnings("ignore", "Callback with id", RuntimeWarning)
 
 LostCallback = Callable[[str, str], None]
-QUEUE_LIMIT = Path("/proc/sys/fs/inotify/max_queued_events")
-# The system-wide limit, and the one of this user namespace (a container's may be lower).
-WATCH_LIMITS = (Path("/proc/sys/fs/inotify/max_user_watches"),
-                Path("/proc/sys/user/max_inotify_watches"))  # fmt: skip
-INSTANCE_LIMITS = (Path("/proc/sys/fs/inotify/max_user_instances"),
-                   Path("/proc/sys/user/max_inotify_instances"))  # fmt: skip
-# Errors that mean "the system's inotify limits are used up", not "this path is bad".
-LIMIT_ERRNOS = frozenset({errno.ENOSPC, errno.EMFILE})
-
-
-def inotify_limit(*paths: Path) -> str:
-    """The lowest of these limits, "?" when none is readable."""
-    values = []
-    for path in paths:
-        try:
-            values.append(int(path.read_text(encoding="ascii")))
-        except (OSError, ValueError):
-            continue
-    return str(min(values)) if values else "?"
 
 
 if sys.platform.startswith("linux"):
@@ -93,6 +82,18 @@ if sys.platform.startswith("linux"):
                     _rewatch(group)
             limit = inotify_limit(QUEUE_LIMIT)
             self._on_lost("queue_overflow", f"fs.inotify.max_queued_events={limit}")
+
+        def _add_callback(
+            self, path: bytes, mask: Mask, callback: WatchCallback, id_: CallbackId
+        ) -> WatchDescriptor:
+            # Under self._lock (add_callback). The same watcher adding a folder it watches
+            # (`mkdir -p` racing its IN_CREATE, as the console's isolation probe does each
+            # time Health opens; the repair after an overflow) is the intent, not news;
+            # watchdog's RuntimeWarning stays for another callback under the same id.
+            watch = self._get_or_create_watch(path, mask)
+            if watch.callbacks.get(id_) is callback:
+                return watch.wd
+            return super()._add_callback(path, mask, callback, id_)
 
         def add_callback(
             self, path: bytes, mask: Mask, callback: WatchCallback, id_: CallbackId
@@ -183,6 +184,7 @@ class WatchedRoot:
     ) -> None:
         self.root = root
         self.degraded: str | None = None
+        self.degraded_check: Check | None = None  # the same, as a health line
         self.unwatched = 0  # folders the watch limit left unwatched
         self._handler, self._filter = handler, event_filter
         self._on_lost, self._fallback_s = on_lost, fallback_s
@@ -218,11 +220,11 @@ class WatchedRoot:
                 return False
             if strict:
                 raise
-            self._degrade(f"cannot watch {self.root} ({exc}): retrying")
+            self._degrade(cannot_watch(self.root, exc))
             return False
         self._observer = observer
         if self.unwatched == 0:
-            self.degraded = None
+            self.degraded = self.degraded_check = None
         return True
 
     def stop(self, timeout: float) -> None:
@@ -249,7 +251,7 @@ class WatchedRoot:
                 if self._root_id is not None:
                     self._stop(1.0)
                     self._root_id = None
-                    self._degrade(f"{self.root} does not exist: nothing is watched")
+                    self._degrade(root_gone(self.root))
                     log.warning("event=watch_overflow reason=root_gone detail=%s", self.root)
                 return
             if self._observer is not None and identity == self._root_id:
@@ -273,22 +275,19 @@ class WatchedRoot:
     def _signal(self, reason: str, detail: str) -> None:
         if reason == "watch_limit":
             self.unwatched += 1
-            self._degrade(
-                "the inotify limits are reached (fs.inotify.max_user_watches="
-                f"{inotify_limit(*WATCH_LIMITS)}, max_user_instances="
-                f"{inotify_limit(*INSTANCE_LIMITS)}): some folders are not watched, so edits "
-                f"there show after up to {self._fallback_s:.0f} s; raise them (sysctl "
-                "fs.inotify.max_user_watches=524288) and restart"
-            )
+            self._degrade(limits_reached(self._fallback_s))
             if self.unwatched > 1:  # one line per folder would flood the log
                 log.debug("event=watch_overflow reason=watch_limit detail=%s", detail)
                 return
         self._on_lost(reason, detail)
 
-    def _degrade(self, why: str) -> None:
+    def _degrade(self, check: Check) -> None:
+        why = check.message
         if self.degraded != why:
             log.error("event=watch_degraded fallback_s=%.0f why=%s", self._fallback_s, why)
         self.degraded = why
+        # "watcher: ...", as `!memory health` and `memvault status` have always said it.
+        self.degraded_check = Check("WARN", f"watcher: {why}", check.code, check.params)
 
 
 def _identity(root: Path) -> tuple[int, int] | None:

@@ -40,6 +40,7 @@ from watchdog.events import (
 
 from indexer.sync import Syncer, SyncReport
 from indexer.watch_observer import WatchedRoot
+from vault.findings import Check
 from vault.layout import STATE_DIR, is_ignored
 from vault.names import ID_FILE
 
@@ -183,6 +184,11 @@ class VaultWatcher:
         """Why some of the vault is not watched (then it is reconciled every fallback_s);
         None while all of it is. Health shows it."""
         return self._watch.degraded
+
+    @property
+    def degraded_check(self) -> Check | None:
+        """`degraded` as the health line (code and parameters for the console)."""
+        return self._watch.degraded_check
 
     def _lost(self, reason: str, detail: str) -> None:
         """Events were lost (called from watchdog's threads or ours): reconcile everything.

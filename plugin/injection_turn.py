@@ -1,18 +1,22 @@
 """One injection turn without the host: what the injector reads (profiles, one recall in
-the chat's scope and its attached libraries), what it puts into the prompt and the snapshot
-it leaves for `!memory` and the Memory Console. Pure of LangBot types, so it runs in a
-worker thread.
+the chat's scope and its attached libraries), what it puts into the prompt (where:
+prompt_route) and the snapshot it leaves for `!memory` and the Memory Console. Pure of
+LangBot types, so it runs in a worker thread.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
+import events_block
 import knowledge_store as ks
+import prompt_route
 import prompting
 from memory_service import PluginSettings, relevant
 
@@ -21,7 +25,7 @@ from indexer.ranking import RankWeights
 from vault.keys import ScopeId
 from vault.model import Profile
 from vault.operations import Vault
-from vault.snapshots import write_snapshot
+from vault.snapshots import write_snapshot_later
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +57,6 @@ class TurnInput:
     sender_name: str
     text: str  # "" = no recall
     is_command: bool
-    naive_rag_var: bool
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,19 @@ class Turn:
     speaker_profile: Profile | None
     injection: prompting.Injection
     blocks: int
-    recalled: int
+    recalled_ids: tuple[str, ...]  # passed the floor, best first; the block holds those
+    # that fit the budget (placed_ids), the rest is left out
+    critical_ids: tuple[str, ...] = ()  # the chat's critical memories, placed first
+    # The speaker's open key events (a block of its own after the memories; events_block).
+    events: events_block.EventsBlock = events_block.EventsBlock("")
+
+    @property
+    def recalled(self) -> int:
+        return len(self.recalled_ids)
+
+    @property
+    def placed_ids(self) -> tuple[str, ...]:
+        return tuple(r.id for r in self.injection.episodes.shown)
 
 
 def _profile(vault: Vault, scope: ScopeId, speaker: str | None) -> Profile | None:
@@ -108,21 +123,55 @@ def recall(
     return [prompting.recalled_from(r) for r in passed[: settings.top_k]]
 
 
+def critical_records(engine: Engine, turn: TurnInput, now: int) -> list[prompting.Recalled]:
+    """The chat's active, unexpired critical memories (Engine.critical: its own scope only)."""
+    return [prompting.recalled_from(r) for r in engine.critical(turn.scope, now)]
+
+
 def prepare(vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSettings) -> Turn:
     """Everything that touches files or indexes, in one worker-thread hop."""
     now_dt = datetime.now(UTC).replace(microsecond=0)
     now = int(now_dt.timestamp())
     session_profile = _profile(vault, turn.scope, None)
     speaker_profile = _profile(vault, turn.scope, turn.sender_id) if turn.sender_id else None
-    records = recall(vault, engine, turn, settings, now) if turn.text else []
+    recalled = recall(vault, engine, turn, settings, now) if turn.text else []
+    # `priority: critical` memories go first into every turn whatever the message (budget
+    # permitting: fit drops from the end), then the recalled ones not already among them.
+    critical = [] if turn.is_command else critical_records(engine, turn, now)
+    shown_ids = {r.id for r in critical}
+    records = [*critical, *(r for r in recalled if r.id not in shown_ids)]
     blocks = prompting.profile_blocks(
         session_profile, speaker_profile, turn.sender_id, turn.sender_name, now_dt
     )
     injection = prompting.fit(blocks, records, now, turn.sender_id, settings.injection_chars)
-    result = Turn(session_profile, speaker_profile, injection, len(blocks), len(records))
+    recalled_ids = tuple(r.id for r in recalled)
+    result = Turn(
+        session_profile,
+        speaker_profile,
+        injection,
+        len(blocks),
+        recalled_ids,
+        tuple(r.id for r in critical),
+        events=_events(vault, turn, settings),
+    )
     if not turn.is_command:
+        # Queued, not written: the turn does not wait for the file (vault.snapshots orders
+        # it before the retrieve of this turn that records what it served).
         _save_snapshot(vault, turn, settings, result, now_dt)
     return result
+
+
+def _events(vault: Vault, turn: TurnInput, settings: PluginSettings) -> events_block.EventsBlock:
+    """The speaker's open key events of this bot (any chat), not for a command."""
+    if turn.is_command:
+        return events_block.EventsBlock("")
+    return events_block.for_turn(
+        vault.layout,
+        turn.scope.bot,
+        turn.sender_id,
+        settings.event_types,
+        settings.events_injected,
+    )
 
 
 def _save_snapshot(
@@ -146,7 +195,6 @@ def _save_snapshot(
         "kb_id": turn.kb_id,
         "isolation": turn.scope.isolation,
         "speaker": context_now["speaker"],
-        "naive_rag_suppressed": turn.naive_rag_var,
         "session_profile": context_now["session_profile"],
         "speaker_profile": context_now["speaker_profile"],
         "episodes": context_now["episodes"],
@@ -154,18 +202,43 @@ def _save_snapshot(
         "block_count": result.blocks,
         "injected": result.injection.chars > 0,
         "injection_chars": result.injection.chars,
-        # MemVault's additions
-        "episode_ids": [r.id for r in shown.shown],
+        # MemVault's additions. Where each block went (prompt_route), the memories in the
+        # memory block, and what the runner's retrieve served in this turn: filled in by
+        # retrieve for this query_id (kb_retrieve, vault.snapshots.update_snapshot), null
+        # until it runs.
+        "placed": prompt_route.plan(
+            result.injection.profile, shown.text, result.events.text
+        ).record(),
+        "episode_ids": list(result.placed_ids),
+        "recalled_ids": list(result.recalled_ids),
+        "critical_ids": list(result.critical_ids),
+        "retrieve": None,
         "recalled_count": result.recalled,
         "left_out": shown.left_out,
         "budget_chars": settings.injection_chars,
         "profile_chars": len(result.injection.profile),
         "episode_chars": len(shown.text),
-        # The exact text put into the prompt, so the console can show what the model saw.
+        # The exact texts put into default_prompt, so the console can show what the model saw.
         "profile_text": result.injection.profile,
         "episode_text": shown.text,
+        # The speaker's open key events placed after the memories (events_block).
+        "event_ids": list(result.events.ids),
+        "events_chars": len(result.events.text),
+        "events_text": result.events.text,
     }
     try:
-        write_snapshot(vault.root, turn.scope, snapshot)
+        job = write_snapshot_later(vault.root, turn.scope, snapshot)
     except (OSError, ValueError) as exc:
-        log.warning("memvault=snapshot_failed scope=%s error=%r", turn.scope.session_key, str(exc))
+        _snapshot_failed(turn.scope, exc)
+        return
+
+    def done(job: Future[Path]) -> None:
+        exc = job.exception()
+        if exc is not None:
+            _snapshot_failed(turn.scope, exc)
+
+    job.add_done_callback(done)
+
+
+def _snapshot_failed(scope: ScopeId, exc: BaseException) -> None:
+    log.warning("memvault=snapshot_failed scope=%s error=%r", scope.session_key, str(exc))

@@ -15,28 +15,42 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+import vault_location
+
 from indexer.backend import IndexLockedError
+from indexer.consolidate_preview import Preview
+from indexer.consolidate_select import ConsolidateSettings
 from indexer.embed_openai import OpenAICompatible
 from indexer.embeddings import Embedder, default_embedder
 from indexer.engine import Engine
+from indexer.llm import LLM
 from indexer.relevance import DEFAULT_FLOOR
 from indexer.search import SearchResult
 from vault.create import init_vault
+from vault.event_types import EventType, EventTypeError, parse_event_types
 from vault.keys import ScopeId, session_name
+from vault.model import (
+    DEFAULT_PROFILE_LIMITS,
+    PROFILE_MAX_PREFERENCES,
+    PROFILE_MAX_TRAITS,
+    ProfileLimits,
+)
 from vault.operations import Vault
+from vault.store import BadRequestError
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 EMBEDDINGS = ("local", "langbot", "openai")
+MAX_CANDIDATES_PER_TURN = 10  # each one is checked against memory with an embedding
+MAX_EVENTS_INJECTED = 20  # open key events per prompt (each line is capped: events_block)
 
 
 def default_vault_path() -> Path:
-    """Outside the plugin folder, so reinstalling or upgrading the plugin keeps memory."""
-    if os.environ.get("MEMVAULT_VAULT"):
-        return Path(os.environ["MEMVAULT_VAULT"]).expanduser()
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "memvault" / "vault"
+    """Outside the plugin folder, so reinstalling or upgrading the plugin keeps memory: under
+    LangBot's plugin runtime `data/plugins/.memvault/vault` (its persistent volume), else the
+    XDG data folder; MEMVAULT_VAULT wins (rules and runtime facts: vault_location)."""
+    return vault_location.default_vault_path(os.environ, vault_location.PLUGIN_DIR, Path.home())
 
 
 class SettingsError(ValueError):
@@ -59,6 +73,18 @@ class PluginSettings:
     # Overrides indexer.relevance's floor (its one home) for every recall path of the plugin.
     relevance_floor: float = DEFAULT_FLOOR
     git_autocommit: bool = True
+    # Candidate memories after each turn (one host-model call per turn; off by default).
+    candidates: bool = False
+    candidates_model: str = ""  # the host's LLM uuid; also the model consolidation asks
+    candidates_per_turn: int = 3
+    candidates_auto_accept: bool = False  # accept at once, as verified: false
+    consolidation: ConsolidateSettings = field(default_factory=ConsolidateSettings)
+    # Key events (vault.events): the type dictionary (empty = the feature and its tools are
+    # off) and how many of the speaker's open events each prompt gets.
+    event_types: tuple[EventType, ...] = ()
+    events_injected: int = 5
+    # LongTermMemory's max_profile_traits / max_profile_preferences, passed to the vault.
+    profile_limits: ProfileLimits = DEFAULT_PROFILE_LIMITS
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> PluginSettings:
@@ -86,6 +112,48 @@ class PluginSettings:
                 f"relevance_floor must be between 0 and 1 (got {floor}); "
                 f"the default is {DEFAULT_FLOOR}"
             )
+
+        def flag(name: str, default: bool) -> bool:
+            raw = config.get(name)
+            if raw in (None, ""):
+                return default
+            if isinstance(raw, str) and raw.strip().lower() in ("true", "false"):
+                return raw.strip().lower() == "true"
+            if isinstance(raw, bool | int):
+                return bool(raw)
+            raise SettingsError(f"{name} must be true or false (got {raw!r})")
+
+        per_turn = number("candidates_per_turn", 3, 1, int)
+        if per_turn > MAX_CANDIDATES_PER_TURN:
+            raise SettingsError(
+                f"candidates_per_turn must be from 1 to {MAX_CANDIDATES_PER_TURN} (got {per_turn})"
+            )
+        try:
+            consolidation = ConsolidateSettings(
+                older_than_days=number("consolidation_older_than_days", 90, 1, int),
+                max_importance=number("consolidation_max_importance", 1, 0, int),
+                keep_importance=number("consolidation_keep_importance", 4, 1, int),
+                max_episodes=number("consolidation_max_episodes", 40, 2, int),
+                apply_profile_updates=flag("consolidation_apply_profile_updates", False),
+            )
+        except BadRequestError as exc:  # the engine's bounds, named as the plugin setting
+            raise SettingsError(f"consolidation_{exc}") from exc
+        try:
+            event_types = parse_event_types(config.get("event_types"))
+        except EventTypeError as exc:
+            raise SettingsError(str(exc)) from exc
+        events_injected = number("events_injected", 5, 0, int)
+        if events_injected > MAX_EVENTS_INJECTED:
+            raise SettingsError(
+                f"events_injected must be from 0 to {MAX_EVENTS_INJECTED} (got {events_injected})"
+            )
+        try:
+            profile_limits = ProfileLimits(
+                traits=number("max_profile_traits", PROFILE_MAX_TRAITS, 1, int),
+                preferences=number("max_profile_preferences", PROFILE_MAX_PREFERENCES, 1, int),
+            )
+        except ValueError as exc:  # the message names the setting and its range
+            raise SettingsError(str(exc)) from exc
         raw_path = str(config.get("vault_path") or "").strip()
         return cls(
             vault_path=Path(raw_path).expanduser() if raw_path else default_vault_path(),
@@ -101,6 +169,14 @@ class PluginSettings:
             injection_chars=number("injection_chars", 4000, 200, int),
             relevance_floor=floor,
             git_autocommit=bool(config.get("git_autocommit", True)),
+            candidates=flag("candidates", False),
+            candidates_model=str(config.get("candidates_model") or "").strip(),
+            candidates_per_turn=per_turn,
+            candidates_auto_accept=flag("candidates_auto_accept", False),
+            consolidation=consolidation,
+            event_types=event_types,
+            events_injected=events_injected,
+            profile_limits=profile_limits,
         )
 
 
@@ -117,11 +193,19 @@ def relevant(results: Sequence[SearchResult]) -> list[SearchResult]:
 class MemoryService:
     """Owns the vault and the engine for one plugin process (the vault's index writer)."""
 
-    def __init__(self, settings: PluginSettings) -> None:
+    def __init__(
+        self, settings: PluginSettings, host: vault_location.HostFacts | None = None
+    ) -> None:
         self.settings = settings
         self.vault: Vault | None = None
         self.engine: Engine | None = None
         self.warnings: list[str] = []
+        self.host = host  # None: read from this machine at start()
+        self.location: vault_location.VaultLocation | None = None
+        # The host model for candidates and consolidation (main.py wires it; None: unset).
+        self.llm: LLM | None = None
+        # The last consolidation preview shown per chat: `!memory consolidate run` applies it.
+        self.previews: dict[ScopeId, Preview] = {}
 
     # -- lifecycle ------------------------------------------------------------------
 
@@ -129,20 +213,43 @@ class MemoryService:
         """Open the vault and indexes; never raises: problems become health warnings."""
         root = self.settings.vault_path
         try:
+            self.location = (self.host or vault_location.read_host()).locate(root)
+        except (OSError, RuntimeError) as exc:  # resolve(): a symlink loop, a vanished cwd
+            self._warn(f"cannot tell whether the plugin runtime keeps vault path {root} ({exc})")
+        if self.location is not None and self.location.problem is not None:
+            log.warning(
+                "memvault=vault_not_kept problem=%s vault=%s plugins_dir=%s evidence=%r",
+                self.location.problem,
+                root,
+                self.location.plugins_dir,
+                self.location.evidence,
+            )
+        try:
             if not (root / "bots").is_dir():
                 init_vault(root, git=self.settings.git_autocommit)
-            self.vault = Vault(root, git=self.settings.git_autocommit)
+            self.vault = Vault(
+                root,
+                git=self.settings.git_autocommit,
+                profile_limits=self.settings.profile_limits,
+            )
         except OSError as exc:
             self._warn(
                 f"vault path {root} cannot be used ({exc}): set vault_path to a writable folder"
             )
             return
         try:
-            self.engine = Engine.open(root, embedder=embedder or self._embedder())
+            # Before opening the index: a setting left blank is a settings problem (say which
+            # one), not a broken index (reindexing would not help).
+            embedder = embedder or self._embedder()
+        except SettingsError as exc:
+            self._warn(str(exc))
+            return
+        try:
+            self.engine = Engine.open(root, embedder=embedder)
         except IndexLockedError as exc:
             self._warn(f"{exc}; searching read-only, writes are indexed by that process")
             try:
-                self.engine = Engine.open(root, embedder=embedder or self._embedder(), writer=False)
+                self.engine = Engine.open(root, embedder=embedder, writer=False)
             except Exception as inner:  # noqa: BLE001 - any failure here is a health warning
                 self._warn(f"index cannot be opened read-only either ({inner})")
             return
@@ -159,8 +266,18 @@ class MemoryService:
     def _embedder(self) -> Embedder:
         s = self.settings
         if s.embedding == "openai":
-            if not (s.openai_url and s.openai_model and s.openai_dim):
-                raise SettingsError("embedding openai needs openai_url, openai_model, openai_dim")
+            given = {"openai_url": s.openai_url, "openai_model": s.openai_model}
+            missing = [name for name, value in given.items() if not value]
+            if not s.openai_dim:
+                missing.append("openai_dim")
+            if missing:
+                raise SettingsError(
+                    f"embedding is openai but {', '.join(missing)} "
+                    f"{'is' if len(missing) == 1 else 'are'} not set: fill "
+                    f"{'it' if len(missing) == 1 else 'them'} in the MemVault plugin settings "
+                    "(openai_url is the server's /v1 URL, openai_dim the model's vector size), "
+                    "or set embedding to local"
+                )
             return OpenAICompatible(
                 s.openai_url, s.openai_model, s.openai_dim, api_key=s.openai_key
             )

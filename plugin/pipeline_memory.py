@@ -7,6 +7,10 @@ bases is attached to it. LangBot's `list_pipeline_knowledge_bases` only gives uu
 description, so MemVault keeps its own list: the KnowledgeEngine component records every KB
 created with it in plugin storage under `kb_configs` (knowledge_store.KB_CONFIGS_KEY,
 upstream's key and shape: a JSON object `{kb_id: creation_config}`), and this module reads it.
+(LangBot 4.11 answers `list_pipeline_knowledge_bases` from the query var
+`_knowledge_base_uuids`; MemVault leaves that variable as the pipeline set it.)
+The injector's turn asks for both lists through `turn_facts`, which keeps them in the
+plugin process (kb_cache.py: a KB created or deleted is seen by the next turn).
 """
 
 from __future__ import annotations
@@ -18,15 +22,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kb_cache import KbCache, list_key
 from knowledge_store import KB_CONFIGS_KEY
 from langbot_plugin.api.proxies.query_based_api import QueryBasedAPIProxy
 
 log = logging.getLogger(__name__)
-
-# The injector takes MemVault's KBs out of `_knowledge_base_uuids` (no double recall), and
-# on LangBot 4.11 `list_pipeline_knowledge_bases` answers from that very variable; so it
-# first records them here, and tools later in the same turn read the opt-in from it.
-OPTED_IN_VAR = "_memvault_kb_uuids"
 
 
 async def memory_kb_configs(plugin: Any) -> dict[str, dict[str, Any]]:
@@ -48,17 +48,58 @@ async def memory_kb_configs(plugin: Any) -> dict[str, dict[str, Any]]:
     return {}
 
 
+@dataclass(frozen=True)
+class TurnFacts:
+    """What the injector asks the host at the start of a turn."""
+
+    configs: dict[str, dict[str, Any]]  # MemVault's KBs (memory_kb_configs)
+    pipeline_kbs: list[Any]  # list_pipeline_knowledge_bases
+    query_vars: dict[str, Any]
+    bot_uuid: str | None
+
+
+async def turn_facts(plugin: Any, ctx: Any) -> TurnFacts:
+    """The turn's query vars and bot from the host; the two KB lists from the plugin's
+    KbCache when it holds them fresh (kb_cache.py: when each is asked again). Every call
+    that is asked is asked in parallel, except the pipeline's list on a miss that only the
+    query vars reveal. A failed host call raises, as asyncio.gather does."""
+    cache: KbCache | None = getattr(plugin, "kb_cache", None)
+    if cache is None:
+        configs, kbs, query_vars, bot_uuid = await asyncio.gather(
+            memory_kb_configs(plugin),
+            ctx.list_pipeline_knowledge_bases(),
+            ctx.get_query_vars(),
+            ctx.get_bot_uuid(),
+        )
+        return TurnFacts(configs, kbs, query_vars, bot_uuid)
+    generation = cache.generation
+    kept_configs = cache.configs()
+    calls: list[Any] = [ctx.get_query_vars(), ctx.get_bot_uuid()]
+    if kept_configs is None:
+        calls.append(memory_kb_configs(plugin))
+    asked_list = cache.asks_list_up_front()
+    if asked_list:
+        calls.append(ctx.list_pipeline_knowledge_bases())
+    answers = await asyncio.gather(*calls)
+    query_vars, bot_uuid = answers[0], answers[1]
+    if kept_configs is None:
+        kept_configs = answers[2]
+        cache.keep_configs(kept_configs, generation)
+    key = list_key(query_vars)
+    cache.host_sends_var = key is not None
+    kbs = answers[-1] if asked_list else cache.pipeline_kbs(key)
+    if kbs is None:
+        kbs = await ctx.list_pipeline_knowledge_bases()
+        asked_list = True
+    if asked_list:  # a kept answer is not kept again: it must age out
+        cache.keep_pipeline_kbs(key, kbs, generation)
+    return TurnFacts(kept_configs, kbs, query_vars, bot_uuid)
+
+
 def attached_kbs(configs: Mapping[str, Any], pipeline_kbs: Sequence[Any]) -> list[str]:
     """MemVault KB ids attached to this pipeline, in the pipeline's order."""
     ids = [kb.get("uuid") for kb in pipeline_kbs if isinstance(kb, dict)]
     return [kb_id for kb_id in ids if kb_id in configs]
-
-
-def with_recorded(pipeline_kbs: Sequence[Any], query_vars: Mapping[str, Any]) -> list[Any]:
-    """The pipeline's KBs plus those the injector recorded before pruning (OPTED_IN_VAR)."""
-    recorded = query_vars.get(OPTED_IN_VAR)
-    extra = [{"uuid": str(u)} for u in recorded] if isinstance(recorded, list) else []
-    return [*pipeline_kbs, *extra]
 
 
 def kb_state(configs: Mapping[str, Any], pipeline_kbs: Sequence[Any]) -> tuple[str, str | None]:
@@ -114,10 +155,9 @@ async def tool_call(plugin: Any, session: Any, query_id: int) -> ToolCall:
         api.list_pipeline_knowledge_bases(),
     )
     sender_id, sender_name = sender_of(query_vars)
-    kbs = with_recorded(pipeline_kbs, query_vars)
-    state, kb_id = kb_state(configs, kbs)
+    state, kb_id = kb_state(configs, pipeline_kbs)
     bot = bot_uuid or getattr(session, "bot_uuid", None) or None
-    attached = tuple(dict.fromkeys(attached_kbs(configs, kbs)))
+    attached = tuple(dict.fromkeys(attached_kbs(configs, pipeline_kbs)))
     return ToolCall(bot, sender_id, sender_name, state, kb_id, attached)
 
 

@@ -1,8 +1,9 @@
 """The texts MemVault injects into a LangBot prompt, built by pure functions.
 
 Two messages per turn, like LongTermMemory: the profiles (session, current speaker) and the
-current speaker's identity go into `default_prompt`; the recalled episodes go into `prompt`,
-fenced as data. Fixed wording lives in templates/prompts_en.yaml.
+current speaker's identity, then the recalled episodes fenced as data (both into
+`default_prompt` on LangBot 4.11: prompt_route.py decides where). Fixed wording lives in
+templates/prompts_en.yaml.
 
 Everything that came from a chat or a file is escaped before it is placed in a prompt
 (prompt_values.py): prose (memory text, traits, notes) with `neutralise`, so it stays on its
@@ -23,7 +24,7 @@ from typing import Any
 import yaml
 from prompt_values import field, label, neutralise
 
-from indexer.ranking import SECONDS_PER_DAY, UPDATE_TAGS, recency_hint
+from indexer.ranking import SECONDS_PER_DAY, is_update, recency_hint
 from indexer.search import SearchResult
 from templates import read_template
 from vault.model import Profile
@@ -39,7 +40,10 @@ RECENT_CHANGE_DAYS = 30
 @functools.cache
 def wording() -> dict[str, str]:
     data = yaml.safe_load(read_template("prompts_en.yaml"))
-    return {key: str(value) for key, value in data.items()}
+    # The write policy is worded once, in memory_policy.yaml (the tools and the extraction
+    # prompt say the same).
+    policy = str(yaml.safe_load(read_template("memory_policy.yaml"))["injected"]["en_US"])
+    return {key: str(value).replace("{write_policy}", policy) for key, value in data.items()}
 
 
 # --------------------------------------------------------------------------- values
@@ -187,6 +191,8 @@ class Recalled:
     speaker_id: str = ""
     speaker_name: str = ""
     score: float = 0.0
+    # False for a memory an assistant stored that no person confirmed: shown [unverified].
+    verified: bool = True
 
 
 def recalled_from(result: SearchResult) -> Recalled:
@@ -201,15 +207,19 @@ def recalled_from(result: SearchResult) -> Recalled:
         speaker_id=doc.speaker_id,
         speaker_name=doc.speaker_name,
         score=result.score,
+        verified=doc.verified,
     )
 
 
 def display(record: Recalled, now: int, current_speaker_id: str = "") -> str:
     """Upstream's decorated record line with the episode id in front (the same shape the
-    knowledge engine's `retrieve` gives): `[ts] (id:ep_x, importance:n[, recency:hint]
-    [, speaker:current][, signal:update]) [tags] <mem>content</mem>`, all on one line.
-    Also what `_ltm_context.episodes[].content` holds. The id and the tags are escaped with
-    `field` (no `[ ] ( ) , :` of their own), the content with `neutralise` (no `< >`)."""
+    knowledge engine's `retrieve` gives): `[ts] [unverified] (id:ep_x, importance:n[,
+    recency:hint][, speaker:current][, signal:update]) [tags] <mem>content</mem>`, all on
+    one line; `[unverified]` (as recall_memory marks it) only for a memory no person
+    confirmed, placed before the `(`: a tag spelled `unverified` comes after it and cannot
+    pose as the mark. Also what `_ltm_context.episodes[].content` holds. The id and the
+    tags are escaped with `field` (no `[ ] ( ) , :` of their own), the content with
+    `neutralise` (no `< >`)."""
     parts = [f"id:{field(record.id)}", f"importance:{int(record.importance)}"]
     age = (now - record.created_at) / SECONDS_PER_DAY if record.created_at else None
     hint = recency_hint(age)
@@ -217,11 +227,12 @@ def display(record: Recalled, now: int, current_speaker_id: str = "") -> str:
         parts.append(f"recency:{hint}")
     if current_speaker_id and record.speaker_id == current_speaker_id:
         parts.append("speaker:current")
-    if {t.lower() for t in record.tags} & UPDATE_TAGS:
+    if is_update(record.tags):
         parts.append("signal:update")
     stamp = f"[{iso(record.created_at)}] " if record.created_at else ""
+    mark = "" if record.verified else "[unverified] "
     tags = f" [{','.join(field(t) for t in record.tags)}]" if record.tags else ""
-    return f"{stamp}({', '.join(parts)}){tags} <mem>{_content(record)}</mem>"
+    return f"{stamp}{mark}({', '.join(parts)}){tags} <mem>{_content(record)}</mem>"
 
 
 def _content(record: Recalled) -> str:

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Makes sure Debian's chromium (/usr/bin/chromium) and a small CJK font are installed: the
-# Memory Console's browser tests drive that chromium through pip's playwright
-# (`npx playwright install` is not used). Idempotent and quiet: does nothing when both exist.
+# Makes sure Debian's chromium (/usr/bin/chromium), a small CJK font, a Thai font and a colour
+# emoji font are installed (apt-get, with sudo when not root): the Memory Console's browser
+# tests drive that chromium through pip's playwright (`npx playwright install` is not used),
+# and their screenshots need the fonts for Chinese / Japanese, Thai and emoji (boxes without
+# them). Idempotent and quiet: does nothing when all of them are there.
 set -euo pipefail
 packages=()
 [ -x /usr/bin/chromium ] || packages+=(chromium)
-dpkg -s fonts-wqy-microhei >/dev/null 2>&1 || packages+=(fonts-wqy-microhei)
+for font in fonts-wqy-microhei fonts-tlwg-loma fonts-noto-color-emoji; do
+  dpkg -s "$font" >/dev/null 2>&1 || packages+=("$font")
+done
 [ "${#packages[@]}" -eq 0 ] && exit 0
 if ! command -v apt-get >/dev/null 2>&1; then
   echo "ensure_chromium: missing ${packages[*]} and apt-get is not available;" \

@@ -1,13 +1,39 @@
+import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
+from tests.llm_fake import FakeLLMServer
 from vault.create import init_vault
 from vault.keys import ScopeId
 from vault.operations import Vault
 
 SCOPE = ScopeId("bot-1", "group_123")
+
+# Hypothesis profiles. "ci" (chosen when $CI is set, as CI services and .ci/run set it): the
+# same examples on every run (derived from each test, no database replaying old failures)
+# and a stated bound, so a red CI run can be reproduced and none times out on timing alone
+# (no deadline, no too_slow check: the CI machine's 2 cores are shared). "dev": Hypothesis'
+# defaults, random examples, failures remembered in .hypothesis/. A test's own @settings
+# win over either; HYPOTHESIS_PROFILE=ci|dev (or --hypothesis-profile) picks one by hand.
+# Registered here, not left to Hypothesis' own "ci" profile: that one only exists in newer
+# releases than pyproject's floor, and it also turns on when CI is set but empty.
+settings.register_profile(
+    "ci",
+    settings.get_profile("default"),
+    derandomize=True,
+    database=None,
+    deadline=None,
+    max_examples=100,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", settings.get_profile("default"))
+_CI = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if _CI else "dev"))
 
 
 @pytest.fixture
@@ -26,3 +52,11 @@ def git(root: Path, *args: str) -> str:
     return subprocess.run(
         ["git", "-C", str(root), *args], check=True, capture_output=True, text=True
     ).stdout
+
+
+@pytest.fixture
+def fake_llm() -> Iterator[FakeLLMServer]:
+    """A FAKE OpenAI-compatible LLM on loopback (tests/llm_fake.py): script its answers."""
+    server = FakeLLMServer().start()
+    yield server
+    server.stop()

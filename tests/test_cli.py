@@ -149,7 +149,8 @@ def test_check_reports_line_exits_1_and_leaves_file_identical(cli_vault):
     proc = run("check", vault=cli_vault, code=1)
     assert "bots/b1/sessions/group_123/episodes/hand.md:2:" in proc.stdout
     report = json.loads(run("check", "--json", vault=cli_vault, code=1).stdout)
-    assert report["ok"] is False and report["files"] >= 3
+    # Two memory files (the count `status` shows too) and the chat's audit log.
+    assert report["ok"] is False and (report["files"], report["other_files"]) == (2, 1)
     assert report["problems"][0]["path"].endswith("hand.md")
     assert bad.read_bytes() == data
     bad.unlink()

@@ -48,13 +48,13 @@ def test_search_json_shape_explain_and_scope(filled):
     assert set(first) >= ITEM_KEYS | {"explain"}
     explain = first["explain"]
     assert set(explain["sources"]) == {"text", "vector"}
-    assert {"relevance", "importance", "speaker", "update", "score"} <= set(explain)
+    assert {"relevance", "priority", "confidence", "speaker", "update", "score"} <= set(explain)
     assert explain["versions"]["fusion"] and explain["versions"]["rank"]
     # Cross-language: an English question finds the Chinese memory.
     items = run_json("search", "peanut allergy", *SCOPE, "--mode", "vector", vault=filled)
     assert items[0]["content"].startswith("李伟对花生过敏")
     text = run("search", "Beijing", *SCOPE, "--explain", vault=filled).stdout
-    assert "text rank=" in text and "importance=" in text
+    assert "text rank=" in text and "priority=" in text
 
 
 def test_hand_edit_is_found_by_the_next_search(filled):
@@ -141,7 +141,7 @@ def test_eval_retrieval_writes_ranked_lines_inside_each_scope(tmp_path):
 
 
 def test_demo_indexes_and_answers_bilingual_queries(tmp_path):
-    out = run_json("demo", "--path", str(tmp_path / "demo"), "--no-watch", vault=tmp_path)
+    out = run_json("demo", "--vault", str(tmp_path / "demo"), "--no-watch", vault=tmp_path)
     assert out["check_ok"] and out["files"] == 7
     peanut = out["searches"]["谁对花生过敏？"][0]["content"]
     assert "花生" in peanut

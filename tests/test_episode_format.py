@@ -15,7 +15,16 @@ from ruamel.yaml import YAML
 from vault.episode_fields import FIELD_ORDER, derived_episode_id
 from vault.episodes import edit_front_matter, parse_episode, render_episode
 from vault.ids import episode_id_problem
-from vault.model import CATEGORIES, SOURCES, STATUSES, Episode, FormatError, Speaker
+from vault.model import (
+    CATEGORIES,
+    PRIORITIES,
+    SOURCES,
+    STATUSES,
+    Episode,
+    FormatError,
+    Speaker,
+)
+from vault.tags import normalise_tags
 from vault.yamlio import dump
 
 # --------------------------------------------------------------------------- strategies
@@ -71,7 +80,7 @@ def episodes(draw: st.DrawFn) -> Episode:
         body=draw(st.one_of(BODY, st.sampled_from(["用户的猫叫小白 🐱", "no", "---\nx"]))),
         speaker=draw(st.none() | st.builds(Speaker, SHORT, st.none() | SHORT)),
         importance=draw(st.integers(1, 5)),
-        tags=tuple(dict.fromkeys(draw(st.lists(SHORT, max_size=4)))),
+        tags=normalise_tags(draw(st.lists(SHORT, max_size=4))),
         status=draw(st.sampled_from(STATUSES)),
         key=draw(st.none() | SHORT),
         category=draw(st.none() | st.sampled_from(CATEGORIES)),
@@ -80,6 +89,8 @@ def episodes(draw: st.DrawFn) -> Episode:
         confidence=draw(st.floats(0.0, 1.0)),
         expires_at=draw(st.none() | UTC_SECONDS),
         superseded_by=draw(st.none() | SHORT),
+        priority=draw(st.sampled_from(PRIORITIES)),
+        updated_at=draw(st.none() | UTC_SECONDS),
         extra=draw(EXTRA),
     )
 
@@ -249,8 +260,8 @@ ERRORS = [
     ("---\nstatus: done\n---\nb\n", 2,
      'status must be one of active, archived, superseded (got "done"): edit the status line'),
     ("---\nid: a\nsource: bot\n---\nb\n", 3,
-     'source must be one of agent, user, console, import, candidate (got "bot"): '
-     "edit the source line"),
+     'source must be one of agent, user, console, import, candidate, consolidation '
+     '(got "bot"): edit the source line'),
     ("---\ncategory: misc\n---\nb\n", 2, 'category must be one of identity, preference'),
     ("---\nconfidence: 1.5\n---\nb\n", 2,
      'confidence must be a number from 0 to 1 (got "1.5"): edit the confidence line'),
@@ -306,6 +317,7 @@ def test_render_follows_design_order_and_quotes_lookalikes() -> None:
         "id: ep_20261130_7f3a9c\n"
         "created_at: 2026-11-30T04:20:00Z\n"
         "speaker: {id: '012345', name: Alice}\n"
+        "priority: normal\n"
         "importance: 3\n"
         "tags: [travel, 'no', '2026-11-30']\n"
         "status: active\n"
@@ -323,7 +335,8 @@ def test_render_follows_design_order_and_quotes_lookalikes() -> None:
 def test_render_minimal_episode_writes_required_fields_only() -> None:
     ep = Episode(id="a", created_at=datetime(2026, 1, 2, 3, 4, 5, 120000, tzinfo=UTC), body="hi")
     assert render_episode(ep) == (
-        "---\nid: a\ncreated_at: 2026-01-02T03:04:05.120000Z\nimportance: 2\ntags: []\n"
+        "---\nid: a\ncreated_at: 2026-01-02T03:04:05.120000Z\npriority: normal\nimportance: 2\n"
+        "tags: []\n"
         "status: active\nsource: user\n---\nhi\n"
     )
     assert parse_episode(render_episode(ep), rel_path="x", mtime=0) == ep

@@ -93,28 +93,30 @@ def test_score_golden_and_explain():
     s = score(
         0.8,
         created_at=now - 30 * 86_400,
-        importance=5,
+        priority="high",
+        confidence=0.7,
         tags=["Correction"],
         same_speaker=True,
         now=now,
     )
-    assert s.score == pytest.approx(0.8 * 0.75 * 1.24 * 1.12 * 1.08)
+    assert s.score == pytest.approx(0.8 * 0.75 * 1.2 * 1.0 * 1.12 * 1.08)
     assert s.components == {
         "relevance": 0.8,
         "age_days": 30.0,
         "recency": pytest.approx(0.75),
-        "importance": 1.24,
+        "priority": 1.2,
+        "confidence": 1.0,  # 0.7, the default of an agent's memory, is neutral
         "speaker": 1.12,
         "named_speaker": 1.0,
         "update": 1.08,
     }
-    plain = score(0.8, created_at=0, importance=2, tags=[], same_speaker=False, now=None)
+    plain = score(0.8, created_at=0, tags=[], same_speaker=False, now=None)
     assert plain.score == 0.8 and "recency" not in plain.components
 
 
 def test_profiles_do_not_decay():
     now = 1_800_000_000
-    s = score(1.0, created_at=1, importance=2, tags=[], same_speaker=False, now=now, kind="profile")
+    s = score(1.0, created_at=1, tags=[], same_speaker=False, now=now, kind="profile")
     assert s.score == 1.0
 
 
@@ -160,8 +162,6 @@ def test_names_speaker():
 
 
 def test_score_named_speaker_factor():
-    s = score(
-        0.5, created_at=0, importance=2, tags=[], same_speaker=False, now=None, named_speaker=True
-    )
+    s = score(0.5, created_at=0, tags=[], same_speaker=False, now=None, named_speaker=True)
     assert s.score == pytest.approx(0.5 * 1.3)
     assert s.components["named_speaker"] == 1.3

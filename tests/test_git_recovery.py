@@ -38,7 +38,7 @@ _SCRIPT = Path(sys.executable).parent / "memvault"
 MEMVAULT = (
     [str(_SCRIPT)]
     if _SCRIPT.exists()
-    else [sys.executable, "-c", "import sys; from console.cli import main; sys.exit(main())"]
+    else [sys.executable, "-c", "import sys; from memvault_cli.main import main; sys.exit(main())"]
 )
 SCOPE = ScopeId(None, "group_1")
 FIXTURES = HealthCheck.function_scoped_fixture  # state between examples is reset by hand
@@ -54,7 +54,7 @@ def stall(*args, **kwargs):
     time.sleep(120)
     return real(*args, **kwargs)
 setattr(gitrepo, step, stall)
-from console.cli import main
+from memvault_cli.main import main
 sys.exit(main(sys.argv[2:]))
 """
 # Holds index.lock the way git does (O_CREAT|O_EXCL) until told to finish, then removes it.

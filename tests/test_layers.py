@@ -1,5 +1,6 @@
-"""Imports flow one way: vault <- indexer <- console <- plugin (a lower layer never imports
-a higher one), so the vault works without an index and the engine without LangBot."""
+"""Imports flow one way: vault <- indexer <- console <- memvault_cli / plugin (a lower layer
+never imports a higher one), so the vault works without an index and the engine without
+LangBot."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-LAYERS = ("vault", "indexer", "console", "plugin")
+# memvault_cli assembles the `memvault` command from the three layers below it.
+LAYERS = ("vault", "indexer", "console", "memvault_cli", "plugin")
 # The plugin imports its own modules by bare name (the runtime puts plugin/ on sys.path).
 PLUGIN_LOCAL = {p.stem for p in (REPO / "plugin").glob("*.py")} | {"components"}
 

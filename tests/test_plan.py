@@ -4,6 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from indexer.documents import UNTRUSTED_MTIME
 from indexer.plan import DiskFile, Known, Plan, Rename, plan_changes
 
 
@@ -16,10 +17,26 @@ def known(size, mtime, sha):
 
 
 def full(files_on_disk, manifest):
-    """Run both steps as a caller would: hash what the planner asks for, plan again."""
-    first = plan_changes(files_on_disk, manifest)
-    assert first.complete or all(files_on_disk[p].sha is None for p in first.needs_hash)
-    return plan_changes(files_on_disk, manifest)
+    """Run both steps as the sync does: stat every file (no hash), hash exactly the files the
+    planner asks for, plan again. `files_on_disk` holds each file's content hash when the
+    case needs one; the first step never sees it."""
+    stats = {p: DiskFile(f.size, f.mtime_ns) for p, f in files_on_disk.items()}
+    first = plan_changes(stats, manifest)
+    # Exactly the files whose stat is not the manifest's are read: new or changed, no other.
+    assert first.needs_hash == tuple(sorted(p for p in stats if not _same_stat(p, stats, manifest)))
+    if first.complete:
+        return first
+    assert not (first.deletes or first.renames or first.adds or first.updates or first.touched)
+    hashed = stats | {p: files_on_disk[p] for p in first.needs_hash}
+    assert all(hashed[p].sha is not None for p in first.needs_hash), "case lacks a hash"
+    second = plan_changes(hashed, manifest)
+    assert second.complete
+    return second
+
+
+def _same_stat(path, stats, manifest):
+    known, now = manifest.get(path), stats[path]
+    return known is not None and (known.size, known.mtime_ns) == (now.size, now.mtime_ns)
 
 
 A, B, C = "bots/_nobot/episodes/a.md", "bots/_nobot/episodes/b.md", "bots/_nobot/episodes/c.md"
@@ -44,6 +61,26 @@ CASES = {
     "touched but same content": (
         {A: disk(10, 2, "sa")},
         {A: known(10, 1, "sa")},
+        Plan(touched=(A,)),
+    ),
+    "size and mtime moved, content the same (hashed, not reindexed)": (
+        {A: disk(12, 2, "sa")},
+        {A: known(10, 1, "sa")},
+        Plan(touched=(A,)),
+    ),
+    "same size and mtime, new content: the stat is trusted, never read": (
+        {A: disk(10, 1, "sa2")},
+        {A: known(10, 1, "sa")},
+        Plan(unchanged=(A,)),
+    ),
+    "same size, new content, stat recorded as racy: hashed, reindexed": (
+        {A: disk(10, 1, "sa2")},
+        {A: known(10, UNTRUSTED_MTIME, "sa")},
+        Plan(updates=(A,)),
+    ),
+    "same size, same content, stat recorded as racy: hashed, stat stored": (
+        {A: disk(10, 1, "sa")},
+        {A: known(10, UNTRUSTED_MTIME, "sa")},
         Plan(touched=(A,)),
     ),
     "deleted": (
@@ -135,16 +172,29 @@ SHAS = st.sampled_from(["s1", "s2", "s3", "s4"])
 PATHS = st.sampled_from([f"p{i}.md" for i in range(6)])
 
 
+STATS = st.tuples(st.integers(1, 2), st.integers(0, 2))  # (size, mtime): often the same
+
+
 @settings(max_examples=300, deadline=None)
 @given(
-    st.dictionaries(PATHS, st.tuples(st.integers(0, 2), SHAS)),
-    st.dictionaries(PATHS, st.tuples(st.integers(0, 2), SHAS)),
+    st.dictionaries(PATHS, st.tuples(STATS, SHAS)),
+    st.dictionaries(PATHS, st.tuples(STATS, SHAS)),
 )
 def test_property_plan_accounts_for_every_path(before, after):
-    manifest = {p: Known(1, m, sha) for p, (m, sha) in before.items()}
-    on_disk = {p: DiskFile(1, m, sha) for p, (m, sha) in after.items()}
-    plan = plan_changes(on_disk, manifest)
+    manifest = {p: Known(*stat, sha) for p, (stat, sha) in before.items()}
+    on_disk = {p: DiskFile(*stat, sha) for p, (stat, sha) in after.items()}
+    same_stat = {p for p in on_disk if _same_stat(p, on_disk, manifest)}
+    # A file whose stat is the manifest's holds the manifest's content: the sync records a
+    # racy mtime as UNTRUSTED_MTIME, so a same-stat rewrite cannot follow a sync.
+    on_disk |= {p: DiskFile(*after[p][0], manifest[p].sha) for p in same_stat}
+    plan = full(on_disk, manifest)
     assert plan.complete
+    # The fast path: a file with its recorded stat is never read and stays as it is; one
+    # whose stat moved but whose content did not only gets its new stat stored.
+    assert set(plan.unchanged) == same_stat
+    assert set(plan.touched) == {
+        p for p in on_disk.keys() - same_stat if p in manifest and on_disk[p].sha == manifest[p].sha
+    }
     news = {r.new for r in plan.renames}
     olds = {r.old for r in plan.renames}
     # Every path on disk ends up handled exactly once.

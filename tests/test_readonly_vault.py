@@ -1,6 +1,6 @@
 """A vault nobody here can write: a real read-only mount (EROFS, a tmpfs remounted `ro`) and
 a folder the process may not write (EACCES: root without CAP_DAC_OVERRIDE, as root ignores
-mode bits). Reads answer from the index as built; every write says why in one line, exits 2
+mode bits). Reads answer from the index as built; every write says why in one line, exits 4
 and changes nothing; no traceback anywhere."""
 
 from __future__ import annotations
@@ -62,9 +62,10 @@ def ok(proc: subprocess.CompletedProcess[str]) -> str:
 
 
 def refused(proc: subprocess.CompletedProcess[str]) -> str:
-    """Exit 2, one line on stderr naming the read-only vault, no traceback."""
+    """Exit 4 (unavailable, vault.errors), one line on stderr naming the read-only vault,
+    no traceback."""
     lines = proc.stderr.strip().splitlines()
-    assert proc.returncode == 2, (proc.args, proc.stdout, proc.stderr)
+    assert proc.returncode == 4, (proc.args, proc.stdout, proc.stderr)
     assert "Traceback" not in proc.stderr
     assert len(lines) == 1, proc.stderr
     assert lines[0].startswith("memvault: error: the vault at "), lines[0]
@@ -236,7 +237,7 @@ def test_file_reads_on_a_read_only_mount_work(ro_vault: Built, args: tuple[str, 
     assert expected in out
 
 
-# -- writes: one line, exit 2, nothing changed ------------------------------------------
+# -- writes: one line, exit 4, nothing changed ------------------------------------------
 
 WRITES = [
     ("remember", "a new memory", *A),

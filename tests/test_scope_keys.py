@@ -120,7 +120,7 @@ def world(tmp_path_factory):
     for n, pair in enumerate(PAIRS):
         for side, scope in enumerate(pair):
             word = f"zq{n}{'xy'[side]}marker"
-            written[scope] = (vault.remember(scope, f"the password is {word}").id, word)
+            written[scope] = (vault.remember(scope, f"the meeting room sign says {word}").id, word)
     yield vault, engine, written
     engine.close()
 
@@ -192,8 +192,8 @@ def test_an_index_of_the_old_schema_is_rebuilt_with_injective_keys(tmp_path):
     init_vault(root, git=False)
     vault = Vault(root, git=False)
     one, two = PAIRS[0]
-    mine = vault.remember(one, "the password is zq0xymarker").id
-    theirs = vault.remember(two, "the password is zq0yymarker").id
+    mine = vault.remember(one, "the meeting room sign says zq0xymarker").id
+    theirs = vault.remember(two, "the meeting room sign says zq0yymarker").id
     with Engine.open(root) as engine:
         engine.reconcile()
         held = sorted(engine.text.ids())

@@ -2,9 +2,10 @@
 
 import random
 import shutil
+from dataclasses import dataclass
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from indexer.engine import Engine
@@ -13,7 +14,6 @@ from tests.worlds import open_world
 from vault.create import init_vault
 from vault.keys import ScopeId
 from vault.operations import Vault
-from vault.store import BadRequestError, NotFoundError
 
 WORDS = ["beijing", "coffee", "cat", "猫", "北京", "咖啡", "meeting", "会议", "trip", "旅行"]
 SCOPES = [
@@ -32,6 +32,29 @@ def world(tmp_path_factory):
         yield world
 
 
+@dataclass
+class Memory:
+    scope: ScopeId
+    words: set[str]
+    status: str = "active"  # or "archived", "forgotten"
+
+
+class Ledger(dict[str, Memory]):
+    """Every memory the property wrote into the module's world, over all its examples: what
+    each scope must find (and must not) is computed from it, not from the index."""
+
+    def __repr__(self) -> str:  # hypothesis prints the fixture with a failing example
+        return f"<ledger of {len(self)} memories>"
+
+
+@pytest.fixture(scope="module")
+def ledger() -> Ledger:
+    return Ledger()
+
+
+TOP_K = 1000  # more than the property ever writes: every match fits, none is cut by rank
+
+
 def _owner_ok(engine, scope, results):
     for r in results:
         assert r.doc.index_key == scope.index_key, (scope, r.doc)
@@ -45,10 +68,31 @@ def vault_folder(engine, scope):
     return Layout(engine.root).episodes_dir(scope)
 
 
+def _edit(vault, engine, scope, ep_id, memory, action):
+    """Apply one edit a person could make; an edit of a memory already gone is not made."""
+    if memory.status == "forgotten" or (action == "archive" and memory.status == "archived"):
+        return
+    if action == "forget":
+        vault.forget(scope, ep_id)
+        memory.status = "forgotten"
+    elif action == "archive":
+        vault.archive(scope, ep_id)
+        memory.status = "archived"
+    else:
+        path = vault.find_episode(scope, ep_id).path
+        path.write_text(path.read_text(encoding="utf-8") + "\nhand edit 猫\n", encoding="utf-8")
+        engine.sync_paths([vault.layout.rel(path)])
+        memory.words.add("猫")
+
+
 @settings(
     max_examples=25,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    # The world persists across examples, so shrinking only piles up memories (thousands
+    # after minutes) without giving a smaller case: report the first failure as found.
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    report_multiple_bugs=False,
 )
 @given(
     writes=st.lists(
@@ -67,32 +111,33 @@ def vault_folder(engine, scope):
     ),
     mode=st.sampled_from(["hybrid", "text", "vector"]),
 )
-def test_search_never_returns_another_scopes_memory(world, writes, edits, queries, mode):
+def test_search_finds_its_scopes_memories_and_never_another_scopes(
+    world, ledger, writes, edits, queries, mode
+):
     vault, engine = world
     made = []
     for index, words in writes:
         scope = SCOPES[index]
-        made.append((scope, vault.remember(scope, " ".join(words))))
+        ep = vault.remember(scope, " ".join(words))
+        ledger[ep.id] = Memory(scope, set(words))
+        made.append((scope, ep.id, words[0]))
     for pick, action in edits:
-        scope, ep = made[pick % len(made)]
-        try:
-            if action == "forget":
-                vault.forget(scope, ep.id)
-            elif action == "archive":
-                vault.archive(scope, ep.id)
-            else:
-                path = vault.find_episode(scope, ep.id).path
-                path.write_text(
-                    path.read_text(encoding="utf-8") + "\nhand edit 猫\n", encoding="utf-8"
-                )
-                engine.sync_paths([vault.layout.rel(path)])
-        except (NotFoundError, BadRequestError):  # already forgotten/archived earlier here
-            continue
-    for index, word in queries:
-        scope = SCOPES[index]
-        results = engine.search(word, scope, top_k=20, mode=mode)
+        scope, ep_id, _ = made[pick % len(made)]
+        _edit(vault, engine, scope, ep_id, ledger[ep_id], action)
+    # Each new memory is looked up by one of its own words (so the property is never only
+    # about empty results), then random scope/word pairs, also scopes holding no match.
+    asked = [(scope, word) for scope, _, word in made] + [(SCOPES[i], w) for i, w in queries]
+    for scope, word in asked:
+        results = engine.search(word, scope, top_k=TOP_K, mode=mode)
         _owner_ok(engine, scope, results)
-        assert len({r.doc.episode_id for r in results}) == len(results)
+        found = [r.doc.episode_id for r in results]
+        assert len(set(found)) == len(found), found
+        live = {i for i, m in ledger.items() if m.scope == scope and m.status == "active"}
+        matching = {i for i in live if word in ledger[i].words}
+        # Never another scope's memory, nor an archived or forgotten one of its own...
+        assert set(found) <= live, (scope, word, mode, set(found) - live)
+        # ...and every live memory of its own scope that holds the word is found.
+        assert matching <= set(found), (scope, word, mode, matching - set(found))
 
 
 def test_bot_isolation_sees_the_bots_episodes_and_no_other_bots(world):

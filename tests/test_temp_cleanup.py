@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from console.cli import main as cli_main
+from memvault_cli.main import main as cli_main
 from tests.test_git_recovery import MEMVAULT, SCOPE, dead_pid, kill, porcelain, wait_line
 from vault import tempfiles
 from vault.create import init_vault
@@ -51,7 +51,7 @@ else:  # "moved_aside": the original renamed to .old.tmp, the new one not linked
         if str(dst).endswith(".old.tmp"):
             stall()
     os.rename = rename
-from console.cli import main
+from memvault_cli.main import main
 sys.exit(main(sys.argv[2:]))
 """
 
@@ -144,10 +144,10 @@ def test_failed_writes_on_a_full_disk_leave_no_temp_and_say_what_to_do(full_disk
     assert porcelain(root) == []
 
 
-def test_memvault_remember_on_a_full_disk_exits_1_with_one_clear_line(full_disk, capsys):
+def test_memvault_remember_on_a_full_disk_exits_4_with_one_clear_line(full_disk, capsys):
     root, how = full_disk
     code = cli_main(["remember", *scope_args(root), "no room for this one"])
-    assert code == 1, how
+    assert code == 4, how  # unavailable (vault.errors): the disk refused, not the input
     last = capsys.readouterr().err.strip().splitlines()[-1]
     assert last.startswith("memvault: error: no space left on the device to write ")
     assert last.endswith("nothing was changed; free some space and retry")

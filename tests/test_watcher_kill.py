@@ -27,7 +27,7 @@ _SCRIPT = Path(sys.executable).parent / "memvault"
 MEMVAULT = (
     [str(_SCRIPT)]
     if _SCRIPT.exists()
-    else [sys.executable, "-c", "import sys; from indexer.cli import main; sys.exit(main())"]
+    else [sys.executable, "-c", "import sys; from memvault_cli.main import main; sys.exit(main())"]
 )
 # Folder of episodes -> the scope a search for them runs in.
 FOLDERS = {

@@ -6,20 +6,27 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vault import audit
+from vault.candidate_file import parse_candidate
 from vault.episodes import parse_episode
-from vault.layout import NOBOT, Layout, is_ignored
+from vault.event_file import parse_event
+from vault.layout import MEMORY_KINDS, NOBOT, PEOPLE_DIR, Layout, is_ignored
 from vault.links import VaultLinkError, link_problem, read_vault_file
 from vault.model import FormatError, Problem
 from vault.names import ID_FILE, IGNORED_SUFFIXES, decode_name, encode_name, folder_id, is_hashed
 from vault.profiles import parse_profile
+from vault.redact import find_secrets
 from vault.store import duplicate_problems
 
 
 @dataclass(frozen=True)
 class CheckReport:
-    files: int
+    files: int  # memory files (MEMORY_KINDS): the count `status` and the console show too
     problems: tuple[Problem, ...]
     links: tuple[str, ...] = ()  # symbolic links met, never followed (also in problems)
+    # What looks like a secret in a file: a warning, never a rewrite (a person's file is
+    # theirs), and not a problem (`ok` and the exit code are unchanged).
+    warnings: tuple[Problem, ...] = ()
+    other_files: int = 0  # checked too, but not memory: audit logs, candidates, strays
 
     @property
     def ok(self) -> bool:
@@ -29,30 +36,45 @@ class CheckReport:
         return {
             "ok": self.ok,
             "files": self.files,
+            "other_files": self.other_files,
             "problems": [p.as_json() for p in self.problems],
+            "warnings": [w.as_json() for w in self.warnings],
         }
 
 
 def check_vault(root: Path) -> CheckReport:
     layout = Layout(root)
     problems: list[Problem] = []
-    files = 0
+    files = other = 0
     episodes: list[tuple[str, str]] = []  # (path, id), for ids stated by several files
     problems.extend(_check_folders(root))
     problems.extend(_ignored_folders(root))
     links: list[str] = []
     specials: list[str] = []
+    warnings: list[Problem] = []
     for path in layout.iter_vault_files(links, specials):
-        files += 1
         rel = layout.rel(path)
         role = layout.classify(path)
+        if role.kind in MEMORY_KINDS:
+            files += 1
+        else:
+            other += 1
         try:
             if role.kind == "episode":
                 data, st = read_vault_file(root, rel)
+                warnings.extend(secret_warnings(rel, data))
                 episode = parse_episode(data, rel_path=rel, mtime=st.st_mtime)
                 episodes.append((rel, episode.id))
             elif role.kind in ("profile", "speaker"):
-                parse_profile(read_vault_file(root, rel)[0], rel_path=rel)
+                data = read_vault_file(root, rel)[0]
+                warnings.extend(secret_warnings(rel, data))
+                parse_profile(data, rel_path=rel)
+            elif role.kind == "candidate":
+                parse_candidate(read_vault_file(root, rel)[0], rel_path=rel)
+            elif role.kind == "event":  # a person's key event (vault.events)
+                data = read_vault_file(root, rel)[0]
+                warnings.extend(secret_warnings(rel, data))
+                parse_event(data, rel_path=rel)
             elif role.kind == "audit":
                 _, bad_lines = audit.read(path)
                 problems.extend(Problem(rel, line, msg) for line, msg in bad_lines)
@@ -70,7 +92,22 @@ def check_vault(root: Path) -> CheckReport:
     problems.extend(Problem(rel, 1, _SPECIAL) for rel in specials)
     problems.extend(duplicate_problems(episodes))
     ordered = tuple(sorted(problems, key=lambda p: (p.path, p.line)))
-    return CheckReport(files, ordered, tuple(sorted(links)))
+    return CheckReport(files, ordered, tuple(sorted(links)), tuple(warnings), other)
+
+
+def secret_warnings(rel: str, data: bytes) -> list[Problem]:
+    """One warning per secret in a file's text; it names the kind and line, never the value."""
+    text = data.decode("utf-8", errors="replace")
+    return [
+        Problem(
+            rel,
+            text.count("\n", 0, found.start) + 1,
+            f"warning: this looks like a {found.kind.replace('_', ' ')}; MemVault never "
+            f"rewrites your file: replace it with [redacted:{found.kind}] by hand if it should "
+            "not be kept (git history still has it)",
+        )
+        for found in find_secrets(text)
+    ]
 
 
 _SPECIAL = (
@@ -86,7 +123,7 @@ def _misplaced_hint(path: Path) -> str:
 
 
 def _check_folders(root: Path) -> list[Problem]:
-    """Bot and session folders whose names are not encoded ids are skipped by sync: say so."""
+    """Bot, session and person folders whose names are not encoded ids are skipped: say so."""
     problems: list[Problem] = []
     bots = root / "bots"
     if not bots.is_dir() or bots.is_symlink():
@@ -95,13 +132,15 @@ def _check_folders(root: Path) -> list[Problem]:
         if bot.name != NOBOT and folder_id(bot) is None:
             problems.append(Problem(f"bots/{bot.name}", 1, _bad_folder(bot.name)))
             continue
-        sessions = bot / "sessions"
-        if not _real_dir(sessions):
-            continue
-        for session in sorted(p for p in sessions.iterdir() if _real_dir(p)):
-            if not is_ignored(session.name) and folder_id(session) is None:
-                rel = f"bots/{bot.name}/sessions/{session.name}"
-                problems.append(Problem(rel, 1, _bad_folder(session.name)))
+        # sessions, and the people of key events (vault.events): both folders of ids
+        for kind in ("sessions", PEOPLE_DIR):
+            parent = bot / kind
+            if not _real_dir(parent):
+                continue
+            for child in sorted(p for p in parent.iterdir() if _real_dir(p)):
+                if not is_ignored(child.name) and folder_id(child) is None:
+                    rel = f"bots/{bot.name}/{kind}/{child.name}"
+                    problems.append(Problem(rel, 1, _bad_folder(child.name)))
     return problems
 
 

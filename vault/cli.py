@@ -1,41 +1,46 @@
-"""`memvault`: the same engine as the plugin, from a shell. Exit 0 ok, 1 problems, 2 bad input."""
+"""The vault layer's `memvault` commands (memvault_cli assembles every layer's; see there
+for the exit codes): the files alone, no index."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from vault import cli_output as out
+from vault import cli_parser as p
 from vault import gitstate
+from vault.chats import require_chat
 from vault.check import check_vault
-from vault.cli_parser import build_parser
 from vault.create import init_vault
+from vault.episode_filter import Filters, parse_filters
+from vault.errors import FOUND_PROBLEMS, BadInput
+from vault.field_input import parse_confidence, parse_expiry, parse_priority
 from vault.keys import ScopeId
 from vault.layout import STATE_DIR, Layout
 from vault.links import VaultLinkError, check_state_dir
-from vault.model import Episode, FormatError, Speaker
-from vault.names import UnsafeNameError
+from vault.model import Episode, Speaker
 from vault.operations import Vault
-from vault.readonly import explain_write_error
-from vault.safewrite import ConflictError, DiskFullError, LockTimeoutError
-from vault.store import BadRequestError, NotFoundError
+from vault.store import BadRequestError, NotFoundError, page_of
 from vault.transfer import export_scope, import_payload
 
 DEFAULT_VAULT = "memory"
 
 
-class UsageError(Exception):
-    pass
+class UsageError(BadInput):
+    """A command line that cannot run as given; the message says what to pass instead."""
 
 
 def resolve_vault(args: argparse.Namespace, *, must_exist: bool = True) -> Path:
     raw = getattr(args, "vault", None) or os.environ.get("MEMVAULT_VAULT") or DEFAULT_VAULT
+    return checked_root(raw, must_exist=must_exist)
+
+
+def checked_root(raw: str, *, must_exist: bool = True) -> Path:
     root = Path(raw).expanduser().resolve()
     # The source package is called vault/ too: writing memories into it would corrupt the app.
     if (root / "__init__.py").exists() and (root / "operations.py").exists():
@@ -53,10 +58,24 @@ def scope_of(args: argparse.Namespace) -> ScopeId:
     return ScopeId(args.bot, args.session, args.isolation)
 
 
+def filters_of(args: argparse.Namespace) -> Filters:
+    """The filters `cli_parser.add_filters` reads; a bad value is an error saying what to type."""
+    return parse_filters(
+        tags=args.tag,
+        category=args.category,
+        priority=args.priority,
+        verified=args.verified,
+        expiring_within=args.expiring_within,
+    )
+
+
 def open_vault(args: argparse.Namespace) -> Vault:
     vault = Vault(resolve_vault(args), git=not getattr(args, "no_git", False))
-    # main() asks it, once the command is done, whether a write was saved but not committed.
+    # After the command: was a write saved but not committed (commit_outcome), and which
+    # files did it write (the indexer's step waits until another index writer has them).
     args.opened_vault = vault
+    args.written_paths = []
+    vault.on_written = args.written_paths.extend
     return vault
 
 
@@ -81,21 +100,32 @@ def remember_from_args(args: argparse.Namespace, vault: Vault) -> Episode:
         key=args.key,
         category=args.category,
         source="user",
+        priority=parse_priority(args.priority),
+        confidence=parse_confidence(args.confidence),
+        expires_at=parse_expiry(args.expires_at, args.expires_in, vault.clock()),
     )
 
 
-def cmd_remember(args: argparse.Namespace) -> int:
-    ep = remember_from_args(args, open_vault(args))
-    return out.emit(args, {"id": ep.id}, lambda d: d["id"])
-
-
 def cmd_list(args: argparse.Namespace) -> int:
-    page = open_vault(args).list_episodes(scope_of(args), status=args.status, page=args.page)
+    filters = filters_of(args)
+    vault = open_vault(args)
+    found, _ = vault.load_episodes(scope_of(args))
+    if filters.any():  # before paging: a page is full of matches, never thinned out
+        now = vault.clock()
+        found = [s for s in found if filters.admits(s.episode, now)]
+    page = page_of(found, status=args.status, page=args.page)
+    if page.total == 0:  # a mistyped chat must not look like an empty one
+        require_chat(vault.layout, scope_of(args))
     return out.emit(args, out.page_json(page), lambda _: out.page_text(page))
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    stored = open_vault(args).find_episode(scope_of(args), args.id)
+    vault = open_vault(args)
+    try:
+        stored = vault.find_episode(scope_of(args), args.id)
+    except NotFoundError:
+        require_chat(vault.layout, scope_of(args))  # say the chat is missing, not only the id
+        raise
     return out.emit(args, out.episode_full(stored), lambda _: out.show_text(stored))
 
 
@@ -103,7 +133,11 @@ def _status_cmd(verb: str) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
         vault = open_vault(args)
         scope = scope_of(args)
-        ep = getattr(vault, verb)(scope, args.id, source="user")
+        try:
+            ep = getattr(vault, verb)(scope, args.id, source="user")
+        except NotFoundError:
+            require_chat(vault.layout, scope)
+            raise
         if verb == "forget":
             return out.emit(args, {"id": ep.id, "status": "forgotten", "kept": ep.kept}, _gone)
         data = {"id": ep.id, "status": ep.status}
@@ -138,6 +172,8 @@ def cmd_profile(args: argparse.Namespace) -> int:
             source="user",
         )
     profile = vault.read_profile(scope, args.speaker)
+    if profile.is_empty():
+        require_chat(vault.layout, scope)
     return out.emit(args, out.profile_json(profile), lambda _: out.profile_text(profile))
 
 
@@ -151,11 +187,14 @@ def cmd_check(args: argparse.Namespace) -> int:
         return "\n".join([out.check_text(report), *([f"{git[0]}: {git[1]}"] if git else [])])
 
     out.emit(args, data, text)
-    return 0 if report.ok and git is None else 1
+    return 0 if report.ok and git is None else FOUND_PROBLEMS
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    data = export_scope(open_vault(args), scope_of(args))
+    vault = open_vault(args)
+    data = export_scope(vault, scope_of(args))
+    if not data["episodes"] and not data["profiles"]:
+        require_chat(vault.layout, scope_of(args))
     text = json.dumps(data, ensure_ascii=False, indent=2)
     if args.out:
         Path(args.out).write_text(text + "\n", encoding="utf-8")
@@ -164,84 +203,84 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_import(args: argparse.Namespace) -> int:
-    raw = sys.stdin.read() if args.file == "-" else Path(args.file).read_text(encoding="utf-8-sig")
+def read_input(name: str) -> str:
+    """The text of a file the person named (or standard input for -), as UTF-8; a missing,
+    binary or unreadable file is an error naming it and what to give instead."""
     try:
-        payload = json.loads(raw)
+        raw = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
+        what = "is a folder" if isinstance(exc, IsADirectoryError) else "does not exist"
+        raise BadRequestError(
+            f"{name} {what}: give the path of a JSON file (`memvault export` writes one), "
+            "or - to read standard input"
+        ) from None
+    except OSError as exc:  # permissions, I/O: not bad input, but still said with the name
+        raise OSError(exc.errno, f"cannot read {name}: {exc.strerror}") from None
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise BadRequestError(
+            f"{name} is not UTF-8 text (byte {exc.start} is 0x{raw[exc.start]:02x}): import "
+            "reads JSON such as `memvault export` or LongTermMemory's export writes"
+        ) from None
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    text = read_input(args.file)
+    try:
+        payload = json.loads(text)
     except json.JSONDecodeError as exc:
         raise BadRequestError(f"{args.file} is not JSON (line {exc.lineno}): {exc.msg}") from exc
-    result = import_payload(open_vault(args), scope_of(args), payload, source="import")
+    try:
+        result = import_payload(open_vault(args), scope_of(args), payload, source="import")
+    except BadRequestError as exc:
+        raise BadRequestError(f"{args.file}: {exc}") from exc
     return out.emit(args, result, out.import_text)
 
 
-COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
-    "init": cmd_init,
-    "remember": cmd_remember,
-    "list": cmd_list,
-    "show": cmd_show,
-    "forget": _status_cmd("forget"),
-    "archive": _status_cmd("archive"),
-    "restore": _status_cmd("restore"),
-    "profile": cmd_profile,
-    "check": cmd_check,
-    "export": cmd_export,
-    "import": cmd_import,
-}
-
-
-Extra = tuple[
-    Callable[[Any, argparse.ArgumentParser], None],
-    dict[str, Callable[[argparse.Namespace], int]],
-]
-
-
-def main(argv: Sequence[str] | None = None, extra: Extra | None = None) -> int:
-    """Run one command; `extra` = (add_subcommands, handlers) from the indexer."""
-    logging.basicConfig(
-        level=os.environ.get("MEMVAULT_LOG", "WARNING").upper(),
-        format="%(levelname)s %(name)s %(message)s",
-    )
-    args = build_parser(extra[0] if extra else None).parse_args(argv)
-    commands = {**COMMANDS, **(extra[1] if extra else {})}
-    try:
-        code = commands[args.command](args)
-        return _commit_outcome(args, code)
-    except (UsageError, BadRequestError, NotFoundError, UnsafeNameError, FormatError) as exc:
-        return _fail(exc, 2)
-    except DiskFullError as exc:  # ran, but the disk had no room: nothing was changed
-        return _fail(exc, 1)
-    except (ValueError, OSError) as exc:
-        # A write the medium or permissions refused is said in words (vault.readonly).
-        what = f"`memvault {args.command}`"
-        return _fail(explain_write_error(exc, _vault_or_none(args), what), 2)
-    except (ConflictError, LockTimeoutError) as exc:
-        return _fail(exc, 1)
-    except RuntimeError as exc:  # index locked by another writer, embedding provider down
-        return _fail(exc, 1)
-
-
-def _commit_outcome(args: argparse.Namespace, code: int) -> int:
+def commit_outcome(args: argparse.Namespace, code: int) -> int:
     """A write whose files are saved but not committed ran, yet found a problem: exit 1."""
     vault: Vault | None = getattr(args, "opened_vault", None)
     failure = vault.commit_failure if vault is not None else None
     if failure is None:
         return code
     print(f"memvault: error: {failure.message()}", file=sys.stderr)
-    return max(code, 1)
+    return max(code, FOUND_PROBLEMS)
 
 
-def _vault_or_none(args: argparse.Namespace) -> Path | None:
-    try:
-        return resolve_vault(args)
-    except UsageError:
-        return None
+def _events() -> tuple[Callable[[argparse.Namespace], int], Any]:
+    from vault import cli_events  # it imports this module (open_vault, UsageError)
+
+    return cli_events.cmd_events, cli_events.events_args
 
 
-def _fail(exc: BaseException, code: int) -> int:
-    message: Any = getattr(exc, "message", None) or str(exc)
-    print(f"memvault: error: {message}", file=sys.stderr)
-    return code
+def layer() -> p.Layer:
+    """The vault layer's commands (`remember` is the indexer's: it also supersedes and
+    waits for the index)."""
+    status_help = {
+        "forget": "delete one memory's file",
+        "restore": "make an archived or superseded memory active again",
+    }
+    from vault import cli_bulk  # imports this module: only once it is loaded
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+    Spec = p.CommandSpec
+    return p.Layer(
+        "vault",
+        (
+            Spec("init", "create a vault", cmd_init, p.init_args, commits=True),
+            Spec("list", "list memories", cmd_list, p.list_args, read_only=True),
+            Spec("show", "show one memory", cmd_show, p.id_args, read_only=True),
+            *(
+                Spec(verb, text, _status_cmd(verb), p.id_args, commits=True)
+                for verb, text in status_help.items()
+            ),
+            Spec("profile", "show or edit a profile", cmd_profile, p.profile_args, commits=True),
+            Spec("check", "validate every file (changes nothing)", cmd_check, read_only=True),
+            Spec("export", "JSON of L1 + L2", cmd_export, p.export_args, read_only=True),
+            Spec("import", "import exported JSON", cmd_import, p.import_args, commits=True),
+            # verify, stats, and delete/archive of one id or of what filters pick
+            *cli_bulk.specs(),
+            Spec("events", "a person's key events: list, show, close", *_events()),
+        ),
+        after=commit_outcome,
+    )

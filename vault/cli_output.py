@@ -25,6 +25,10 @@ def emit(args: argparse.Namespace, data: Any, text: Callable[[Any], str]) -> int
     return 0
 
 
+def plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def one_line(text: str, limit: int = 80) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
@@ -57,14 +61,28 @@ def page_text(page: EpisodePage) -> str:
     return "\n".join(lines)
 
 
+def human(value: Any) -> str:
+    """A field's value as a person reads it (no Python reprs): `Alice (u42)`, `a, b`, `yes`.
+    Front matter a person wrote may nest anything; nested values are rendered the same way."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, dict):
+        if set(value) <= {"id", "name"} and value.get("id"):  # a speaker
+            return f"{value['name']} ({value['id']})" if value.get("name") else str(value["id"])
+        return "; ".join(f"{k}: {human(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return ", ".join(human(v) for v in value)
+    return one_line(str(value), 200) if value is not None else ""
+
+
 def show_text(stored: StoredEpisode) -> str:
     data = episode_full(stored)
+    fields = {k: v for k, v in data.items() if k not in ("content", "extra", "score")}
+    fields |= data["extra"]
+    width = max(len(k) for k in fields) + 1
     head = [
-        f"{k}: {v}"
-        for k, v in data.items()
-        if k not in ("content", "extra", "score") and v not in (None, [], "")
+        f"{k + ':':<{width}} {human(v)}" for k, v in fields.items() if v not in (None, [], "", {})
     ]
-    head += [f"{k}: {v}" for k, v in data["extra"].items()]
     return "\n".join(head) + "\n\n" + stored.episode.body
 
 
@@ -86,9 +104,12 @@ def profile_text(profile: Profile) -> str:
 
 
 def check_text(report: CheckReport) -> str:
-    lines = [str(p) for p in report.problems]
+    lines = [str(p) for p in report.problems] + [str(w) for w in report.warnings]
     verdict = "ok" if report.ok else f"{len(report.problems)} problem(s)"
-    lines.append(f"checked {report.files} files: {verdict}")
+    if report.warnings:
+        verdict += f", {len(report.warnings)} warning(s)"
+    other = f" and {plural(report.other_files, 'other file')}" if report.other_files else ""
+    lines.append(f"checked {plural(report.files, 'memory file')}{other}: {verdict}")
     return "\n".join(lines)
 
 
@@ -99,6 +120,12 @@ def init_text(data: dict[str, Any]) -> str:
 
 def import_text(data: dict[str, Any]) -> str:
     text = f"imported {data['imported']} episode(s), skipped {data['skipped']}"
-    if data.get("profile"):
-        text += "; profile merged"
+    if data.get("deleted"):
+        text += f" and {data['deleted']} deleted upstream"
+    if data.get("renamed"):  # their id is used here by another memory
+        text += "; new ids: " + ", ".join(f"{a} -> {b}" for a, b in data["renamed"].items())
+    if data.get("profiles"):
+        text += f"; imported {plural(data['profiles'], 'profile')}"
+    if data.get("profiles_skipped"):
+        text += f"; kept {plural(data['profiles_skipped'], 'existing profile')} as they are"
     return text

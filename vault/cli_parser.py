@@ -1,23 +1,70 @@
-"""The `memvault` argument parser (DESIGN.md 7); commands live in vault.cli."""
+"""How a layer describes its `memvault` commands (DESIGN.md 7), and the vault layer's options.
+
+Each layer (vault.cli, indexer.cli, console.cli) returns a `Layer`: its commands as
+`CommandSpec`s and an optional step run after every command. memvault_cli assembles them
+into the one parser; a name two layers both claim is refused there, so no layer can replace
+another's handler.
+"""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
 
 from vault.keys import ISOLATIONS
 from vault.model import CATEGORIES, STATUSES
 
+Handler = Callable[[argparse.Namespace], int]
 
-def _common() -> argparse.ArgumentParser:
+
+@dataclass(frozen=True)
+class Parents:
+    """Option groups a command's parser (or one of its actions') inherits."""
+
+    common: argparse.ArgumentParser  # --vault, --json: every command
+    git: argparse.ArgumentParser  # --no-git: only commands that commit to git
+
+
+def _no_arguments(parser: argparse.ArgumentParser, parents: Parents) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    name: str
+    help: str
+    run: Handler
+    arguments: Callable[[argparse.ArgumentParser, Parents], None] = _no_arguments
+    commits: bool = False  # writes memory and commits it: offers --no-git
+    # Reads only (files or index): an OSError it meets is a read that failed, never
+    # explained as "the vault is read-only" (vault.readonly), which is about writes.
+    read_only: bool = False
+
+
+@dataclass(frozen=True)
+class Layer:
+    name: str
+    commands: tuple[CommandSpec, ...]
+    # Run after every command that returned (in layer order), with its exit code; returns
+    # the code to exit with (e.g. 1 when a write was saved but not committed).
+    after: Callable[[argparse.Namespace, int], int] | None = None
+
+
+def common_options() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
+    # SUPPRESS: given before or after the command name, the one given wins (not a default).
     p.add_argument(
         "--vault",
         default=argparse.SUPPRESS,
         help="vault folder (default: $MEMVAULT_VAULT or ./memory)",
     )
     p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
+    return p
+
+
+def git_option() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
     p.add_argument(
         "--no-git",
         action="store_true",
@@ -27,66 +74,93 @@ def _common() -> argparse.ArgumentParser:
     return p
 
 
-def _scope(speaker: bool = False) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(add_help=False)
+def add_scope(
+    p: argparse.ArgumentParser,
+    *,
+    speaker: bool = False,
+    session_required: bool = True,
+    speaker_help: str = "sender id",
+) -> None:
+    """--bot, --session, --isolation (and --speaker): which chat, as LangBot names it."""
     p.add_argument("--bot", default=None, help="bot uuid (omit when there is none)")
-    p.add_argument("--session", required=True, help="<launcher_type>_<launcher_id>, e.g. group_123")
-    p.add_argument("--isolation", choices=ISOLATIONS, default="session", help="L2 sharing")
-    if speaker:
-        p.add_argument("--speaker", default=None, help="sender id")
-    return p
-
-
-def build_parser(
-    extra: Callable[[Any, argparse.ArgumentParser], None] | None = None,
-) -> argparse.ArgumentParser:
-    """The vault commands; `extra(subparsers, common)` adds more (the indexer's)."""
-    common = _common()
-    parser = argparse.ArgumentParser(
-        prog="memvault",
-        description="File-first long-term memory for LangBot bots.",
-        parents=[common],
+    p.add_argument(
+        "--session",
+        required=session_required,
+        default=None,
+        help="<launcher_type>_<launcher_id>, e.g. group_123 or person_42",
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    p.add_argument(
+        "--isolation",
+        choices=ISOLATIONS,
+        default="session",
+        help="L2 sharing: session = this chat's memories, bot = shared by the bot's chats",
+    )
+    if speaker:
+        p.add_argument("--speaker", default=None, help=speaker_help)
 
-    init = sub.add_parser("init", parents=[common], help="create a vault")
-    init.add_argument("path", nargs="?", default=None)
 
-    rem = sub.add_parser("remember", parents=[common, _scope(True)], help="save a memory")
-    rem.add_argument("text")
-    rem.add_argument("--speaker-name", default=None)
-    rem.add_argument("--tag", action="append", default=[], help="repeat for several tags")
-    rem.add_argument("--importance", type=int, default=2, help="1..5 (default 2)")
-    rem.add_argument("--key", default=None, help="stable key: supersedes the older memory")
-    rem.add_argument("--category", choices=CATEGORIES, default=None)
+def init_args(p: argparse.ArgumentParser, parents: Parents) -> None:
+    p.add_argument("path", nargs="?", default=None, help="where (default: --vault)")
 
-    lst = sub.add_parser("list", parents=[common, _scope()], help="list memories")
-    lst.add_argument("--status", choices=(*STATUSES, "all"), default="active")
-    lst.add_argument("--page", type=int, default=1)
 
-    for name, text in (
-        ("show", "show one memory"),
-        ("forget", "delete one memory's file"),
-        ("archive", "hide a memory from recall, keep the file"),
-        ("restore", "make an archived or superseded memory active again"),
-    ):
-        cmd = sub.add_parser(name, parents=[common, _scope()], help=text)
-        cmd.add_argument("id")
+def remember_args(p: argparse.ArgumentParser, parents: Parents) -> None:
+    add_scope(p, speaker=True)
+    p.add_argument("text")
+    p.add_argument("--speaker-name", default=None, help="the sender's display name")
+    p.add_argument("--tag", action="append", default=[], help="repeat for several tags")
+    p.add_argument("--importance", type=int, default=2, help="1..5 (default 2)")
+    p.add_argument("--key", default=None, help="stable key: supersedes the older memory")
+    p.add_argument("--category", choices=CATEGORIES, default=None)
+    p.add_argument(
+        "--priority",
+        default=None,
+        metavar="P",
+        help="low | normal | high | critical (default: from --importance; critical = "
+        "in every prompt of the chat)",
+    )
+    p.add_argument("--expires-in", default=None, metavar="D", help="e.g. 30m, 12h, 7d, 2w")
+    p.add_argument("--expires-at", default=None, metavar="ISO", help="e.g. 2026-12-31T18:00Z")
+    p.add_argument("--confidence", default=None, metavar="C", help="0..1, e.g. 0.8")
 
-    prof = sub.add_parser("profile", parents=[common, _scope(True)], help="show or edit a profile")
-    prof.add_argument("action", choices=("show", "set", "add", "remove"))
-    prof.add_argument("field", nargs="?", default=None, help="name | traits | preferences | notes")
-    prof.add_argument("value", nargs="?", default=None)
-    prof.add_argument("--fact-key", default=None, help="slot key, e.g. coffee")
 
-    sub.add_parser("check", parents=[common], help="validate every file (changes nothing)")
+def add_filters(p: argparse.ArgumentParser) -> None:
+    """--tag, --category, --priority, --verified, --expiring-within (vault.episode_filter)."""
+    p.add_argument(
+        "--tag", action="append", default=[], metavar="T", help="has this tag (any case); repeat"
+    )
+    p.add_argument("--category", default=None, metavar="C", help="one of " + ", ".join(CATEGORIES))
+    p.add_argument("--priority", default=None, metavar="P", help="low | normal | high | critical")
+    p.add_argument("--verified", default=None, metavar="yes|no", help="verified or not")
+    p.add_argument(
+        "--expiring-within", default=None, metavar="D", help="expires within, e.g. 7d, 12h, 2w"
+    )
 
-    exp = sub.add_parser("export", parents=[common, _scope()], help="JSON of L1 + L2")
-    exp.add_argument("--out", default=None, help="write to this file instead of stdout")
 
-    imp = sub.add_parser("import", parents=[common, _scope()], help="import exported JSON")
-    imp.add_argument("file", help="JSON file, or - for standard input")
+def list_args(p: argparse.ArgumentParser, parents: Parents) -> None:
+    add_scope(p)
+    p.add_argument("--status", choices=(*STATUSES, "all"), default="active")
+    p.add_argument("--page", type=int, default=1)
+    add_filters(p)
 
-    if extra is not None:
-        extra(sub, common)
-    return parser
+
+def id_args(p: argparse.ArgumentParser, parents: Parents) -> None:
+    add_scope(p)
+    p.add_argument("id", help="episode id, e.g. ep_20261130_7f3a9c")
+
+
+def profile_args(p: argparse.ArgumentParser, parents: Parents) -> None:
+    add_scope(p, speaker=True, speaker_help="sender id: that person's profile")
+    p.add_argument("action", choices=("show", "set", "add", "remove"))
+    p.add_argument("field", nargs="?", default=None, help="name | traits | preferences | notes")
+    p.add_argument("value", nargs="?", default=None)
+    p.add_argument("--fact-key", default=None, help="slot key, e.g. coffee")
+
+
+def export_args(p: argparse.ArgumentParser, parents: Parents) -> None:
+    add_scope(p)
+    p.add_argument("--out", default=None, help="write to this file instead of stdout")
+
+
+def import_args(p: argparse.ArgumentParser, parents: Parents) -> None:
+    add_scope(p)
+    p.add_argument("file", help="JSON file, or - for standard input")

@@ -9,22 +9,27 @@ ConflictError instead of a silent overwrite.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from vault.episode_create import MAX_EPISODE_CHARS, unique_tags
 from vault.episodes import edit_front_matter, parse_episode, split_front_matter
 from vault.keys import ScopeId
 from vault.model import SOURCES, Episode
 from vault.operations import Vault
+from vault.redact_write import scrub, scrub_all
 from vault.safewrite import ConflictError, rewrite
 from vault.store import BadRequestError, StoredEpisode
 from vault.yamlio import decode
+
+# What `fields` may change (the rest has its own parameter or is MemVault's own).
+FIELD_NAMES = frozenset({"category", "key", "priority", "confidence", "expires_at"})
 
 
 def clean_content(content: str) -> str:
     body = (content or "").replace("\r\n", "\n").replace("\r", "\n").strip()
     if not body:
         raise BadRequestError("content is empty: write the memory's text (or delete the memory)")
+    body = scrub(body).strip()  # no secret reaches a file (vault.redact)
     if len(body) > MAX_EPISODE_CHARS:
         raise BadRequestError(
             f"content is {len(body)} characters: keep one memory under {MAX_EPISODE_CHARS}"
@@ -35,7 +40,7 @@ def clean_content(content: str) -> str:
 def clean_tags(tags: Sequence[str]) -> tuple[str, ...]:
     if isinstance(tags, str) or not all(isinstance(t, str) for t in tags):
         raise BadRequestError('tags must be a list of strings, e.g. ["travel", "family"]')
-    out = unique_tags(tags)
+    out = unique_tags(scrub_all(list(tags)))
     if any(len(t) > 64 or "\n" in t for t in out):
         raise BadRequestError("a tag is one line of at most 64 characters")
     return out
@@ -64,8 +69,11 @@ def edit_episode(
     tags: Sequence[str] | None = None,
     verified: bool | None = None,
     source: str = "console",
+    query_id: int | str | None = None,
+    fields: Mapping[str, object] | None = None,
 ) -> StoredEpisode:
-    """Change the body, the tags and/or `verified` of one episode of this scope."""
+    """Change the body, the tags, `verified` and/or `fields` (vault.field_input.parse_edit:
+    category, key, priority, confidence, expires_at, checked) of one episode of this scope."""
     if source not in SOURCES:
         raise BadRequestError(f"source must be one of {', '.join(SOURCES)}")
     body = clean_content(content) if content is not None else None
@@ -83,17 +91,25 @@ def edit_episode(
             changes["tags"] = list(new_tags)
         if verified is not None and verified != ep.verified:
             changes["verified"] = verified
+        for name, value in (fields or {}).items():
+            if name == "key" and isinstance(value, str):
+                value = scrub(value).strip() or None  # no secret reaches a file
+            if name not in FIELD_NAMES:
+                raise BadRequestError(f"{name} cannot be edited here")
+            if value != getattr(ep, name):
+                changes[name] = value
         body_changed = body is not None and body != ep.body
         if not changes and not body_changed:
             return stored
-
-        def transform(data: bytes) -> bytes:
-            out = edit_front_matter(data, changes, current=ep) if changes else data
-            return replace_body(out, body, current=ep) if body_changed and body else out
-
         what = ", ".join([*changes, *(["body"] if body_changed else [])])
         name = "verify" if list(changes) == ["verified"] and not body_changed else "edit"
-        with vault.operation(scope, name, source=source) as txn:
+        changes["updated_at"] = vault.stamp()
+
+        def transform(data: bytes) -> bytes:
+            out = edit_front_matter(data, changes, current=ep)
+            return replace_body(out, body, current=ep) if body_changed and body else out
+
+        with vault.operation(scope, name, source=source, query_id=query_id) as txn:
             rewrite(stored.path, transform, expected_hash=stored.sha)
             txn.written.append(stored.path)
             txn.record(name, "episode", ep.id, f"{what}: {body or ep.body}")

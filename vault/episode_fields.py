@@ -20,6 +20,7 @@ from vault.model import (
     CATEGORIES,
     DEFAULT_IMPORTANCE,
     DEFAULT_SOURCE,
+    PRIORITIES,
     SOURCES,
     STATUSES,
     Episode,
@@ -27,14 +28,18 @@ from vault.model import (
     Speaker,
     default_confidence,
     default_verified,
+    importance_priority,
 )
+from vault.tags import normalise_tags
 from vault.yamlio import describe, field_error, parse_datetime, to_bool, to_float, to_int
 
 # DESIGN.md 5 order; render writes known fields in this order, then extra fields.
 FIELD_ORDER: tuple[str, ...] = (
     "id",
     "created_at",
+    "updated_at",
     "speaker",
+    "priority",
     "importance",
     "tags",
     "status",
@@ -145,8 +150,8 @@ class EpisodeFields:
                 raw,
                 self.line("tags"),
             )
-        cleaned = (item.strip() for item in items if item is not None)
-        return tuple(dict.fromkeys(tag for tag in cleaned if tag))
+        # [Hobby, hobby] is one tag, shown as first written (vault.tags).
+        return normalise_tags(item for item in items if item is not None)
 
     def episode(self, body: str, rel_path: str, mtime: float) -> Episode:
         source = self.choice("source", SOURCES) or DEFAULT_SOURCE
@@ -157,12 +162,15 @@ class EpisodeFields:
         importance = self.ranged("importance", to_int, 1, 5, "an integer from 1 to 5")
         verified = self.convert("verified", to_bool, "true or false")
         confidence = self.ranged("confidence", to_float, 0.0, 1.0, "a number from 0 to 1")
+        importance = DEFAULT_IMPORTANCE if importance is None else importance
+        # A file from before priorities existed keeps its rank: importance maps onto it.
+        priority = self.choice("priority", PRIORITIES) or importance_priority(importance)
         return Episode(
             id=self.episode_id(rel_path),
             created_at=created,
             body=body,
             speaker=self.speaker(),
-            importance=DEFAULT_IMPORTANCE if importance is None else importance,
+            importance=importance,
             tags=self.tags(),
             status=self.choice("status", STATUSES) or "active",
             key=self.text("key"),
@@ -172,5 +180,7 @@ class EpisodeFields:
             confidence=default_confidence(source) if confidence is None else confidence,
             expires_at=self.convert("expires_at", parse_datetime, _DATETIME),
             superseded_by=self.text("superseded_by"),
+            priority=priority,
+            updated_at=self.convert("updated_at", parse_datetime, _DATETIME),
             extra=tuple((k, v) for k, v in self.data.items() if k not in FIELD_ORDER),
         )

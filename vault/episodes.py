@@ -17,6 +17,7 @@ from vault.episode_fields import FIELD_ORDER, EpisodeFields
 from vault.ids import episode_id_problem
 from vault.model import (
     CATEGORIES,
+    PRIORITIES,
     SOURCES,
     STATUSES,
     Episode,
@@ -123,9 +124,12 @@ def render_episode(ep: Episode) -> str:
 
 def _render(ep: Episode) -> str:
     fields: dict[str, Any] = {"id": ep.id, "created_at": ep.created_at}
+    if ep.updated_at is not None:
+        fields["updated_at"] = ep.updated_at
     if ep.speaker is not None:
         fields["speaker"] = plain_value(ep.speaker)
-    fields |= {"importance": ep.importance, "tags": list(ep.tags), "status": ep.status}
+    fields |= {"priority": ep.priority, "importance": ep.importance}
+    fields |= {"tags": list(ep.tags), "status": ep.status}
     optional = {"key": ep.key, "category": ep.category, "source": ep.source}
     fields |= {k: v for k, v in optional.items() if v is not None}
     if ep.verified != default_verified(ep.source):
@@ -149,6 +153,7 @@ def _check(ep: Episode) -> None:
         (episode_id_problem(ep.id) is not None, f"id {ep.id[:40]!r} is not valid"),
         (not normalise_body(ep.body), "body is empty"),
         (type(ep.importance) is not int or not 1 <= ep.importance <= 5, "importance not 1..5"),
+        (ep.priority not in PRIORITIES, f"priority {ep.priority!r}"),
         (ep.status not in STATUSES, f"status {ep.status!r}"),
         (ep.source not in SOURCES, f"source {ep.source!r}"),
         (ep.category is not None and ep.category not in CATEGORIES, f"category {ep.category!r}"),

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from types import TracebackType
 
 from vault.procs import Owner
+from vault.regular import BINARY
 from vault.safewrite import NO_LINKS
 
 log = logging.getLogger(__name__)
@@ -111,7 +112,7 @@ def try_take(index_path: str) -> IndexLock | None:
     name = f"{PIN_PREFIX}{me.host}.{me.boot}.{me.pid}.{me.start}.{secrets.token_hex(4)}.pin"
     pin = os.path.join(os.path.dirname(index_path), name)
     lock = index_path + ".lock"
-    fd = os.open(pin, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+    fd = os.open(pin, os.O_RDWR | os.O_CREAT | os.O_EXCL | BINARY, 0o644)
     try:
         os.link(pin, lock)  # atomic, and fails if held: git's O_EXCL, with our inode
     except FileExistsError:
@@ -126,7 +127,7 @@ def try_take(index_path: str) -> IndexLock | None:
         # No hard links here (some FUSE and FAT mounts): take the lock the plain way,
         # unpinned (so it cannot be recovered if this process dies holding it).
         try:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644)
+            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_EXCL | BINARY, 0o644)
         except FileExistsError:
             return None
         return IndexLock(index_path, fd, None)

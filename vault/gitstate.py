@@ -19,7 +19,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from vault.audit import utc_stamp
+from vault.findings import Check
 from vault.procs import Owner
+from vault.regular import BINARY
 from vault.safewrite import atomic_write
 
 log = logging.getLogger(__name__)
@@ -71,7 +73,8 @@ def record_pending(
     me = Owner.me()
     line = {"op": op, "message": message, "paths": paths, "owner": asdict(me), "final": final}
     data = (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8")
-    fd = os.open(state_dir / PENDING_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | BINARY
+    fd = os.open(state_dir / PENDING_NAME, flags, 0o644)
     try:
         os.write(fd, data)
         os.fsync(fd)
@@ -153,18 +156,28 @@ def read_failure(state_dir: Path) -> Failure | None:
         return Failure(f"{FAILURE_NAME} is damaged", "?", "?", ())
 
 
-def problem(state_dir: Path) -> tuple[str, str] | None:
+def problem(state_dir: Path) -> Check | None:
     """(level, detail) for status/check/health: ERROR for a failure that persists, WARN
     for files a killed writer left uncommitted (made up by the next operation)."""
     failure = read_failure(state_dir)
     if failure is not None:
-        return ("ERROR", failure.summary())
+        shown = ", ".join(failure.paths[:SHOWN_PATHS])
+        more = len(failure.paths) - SHOWN_PATHS
+        params = {
+            "count": len(failure.paths),
+            "since": failure.since,
+            "paths": shown + (f" (+{more})" if more > 0 else ""),
+            "reason": failure.reason,
+        }
+        return Check("ERROR", failure.summary(), "git_commit_failing", params)
     orphaned = [op for op in read_pending(state_dir) if op.owner and not op.owner.running()]
     if orphaned:
         paths = sorted({p for op in orphaned for p in op.paths})
-        return (
+        return Check(
             "WARN",
             f"git: {len(paths)} file(s) written by an interrupted memory operation are not "
             "committed yet: the next memory operation commits them",
+            "git_interrupted",
+            {"count": len(paths)},
         )
     return None

@@ -13,11 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from vault.errors import BadInput
 from vault.names import percent_encode
 
 Isolation = Literal["session", "bot"]
 ISOLATIONS: tuple[str, ...] = ("session", "bot")
 GLOBAL_USER_KEY = "global"
+
+
+class ScopeError(BadInput, ValueError):
+    """A scope that cannot be: an empty session, an unknown isolation."""
 
 
 def session_name(launcher_type: str, launcher_id: str | int) -> str:
@@ -35,7 +40,7 @@ def user_key(bot_uuid: str | None, session: str, isolation: Isolation = "session
         return session_key(bot_uuid, session)
     if isolation == "bot":
         return f"bot:{bot_uuid}" if bot_uuid else GLOBAL_USER_KEY
-    raise ValueError(f"isolation must be 'session' or 'bot' (got {isolation!r})")
+    raise ScopeError(f"isolation must be 'session' or 'bot' (got {isolation!r})")
 
 
 # "~" is escaped by percent_encode (%7E), so it can only mean "no bot", never a bot id.
@@ -53,7 +58,7 @@ def index_key(bot_uuid: str | None, session: str, isolation: Isolation = "sessio
         return f"s/{_bot_part(bot_uuid)}/{percent_encode(session)}"
     if isolation == "bot":
         return bot_index_key(bot_uuid)
-    raise ValueError(f"isolation must be 'session' or 'bot' (got {isolation!r})")
+    raise ScopeError(f"isolation must be 'session' or 'bot' (got {isolation!r})")
 
 
 def bot_index_key(bot_uuid: str | None) -> str:
@@ -76,9 +81,9 @@ class ScopeId:
 
     def __post_init__(self) -> None:
         if self.isolation not in ISOLATIONS:
-            raise ValueError(f"isolation must be 'session' or 'bot' (got {self.isolation!r})")
+            raise ScopeError(f"isolation must be 'session' or 'bot' (got {self.isolation!r})")
         if not self.session:
-            raise ValueError("session is empty: pass <launcher_type>_<launcher_id>, e.g. group_123")
+            raise ScopeError("session is empty: pass <launcher_type>_<launcher_id>, e.g. group_123")
         # An empty bot uuid means "no bot", exactly as upstream treats a falsy uuid.
         if self.bot == "":
             object.__setattr__(self, "bot", None)

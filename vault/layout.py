@@ -30,6 +30,12 @@ from vault.regular import is_regular_or_missing
 
 NOBOT = "_nobot"
 STATE_DIR = ".memvault"
+CANDIDATES_DIR = "candidates"
+# A person of a bot, across its chats: key events (vault.events) and their audit log.
+PEOPLE_DIR, EVENTS_DIR = "people", "events"
+# The files that are memory (what the indexes hold, what `check`, `status` and the console
+# count as "memory files"); audit logs and candidates are checked but are not memory.
+MEMORY_KINDS: frozenset[str] = frozenset({"episode", "profile", "speaker"})
 _IGNORED_SUFFIXES = IGNORED_SUFFIXES  # one list: encode_name never makes such a name
 _IGNORED_INNER = tuple(f"{s}/" for s in _IGNORED_SUFFIXES)  # a folder name ending so
 
@@ -43,7 +49,10 @@ def is_ignored(name: str) -> bool:
 class FileRole:
     """What a vault file is, and whose: the indexer and `check` both route by this."""
 
-    kind: str  # episode | profile | speaker | audit | other
+    # candidate: a proposed memory awaiting review (vault.candidates); never indexed as
+    # memory, never recalled, only listed and accepted or rejected.
+    # event: a key event of one person of a bot (`speaker`), never indexed (vault.events).
+    kind: str  # episode | profile | speaker | audit | candidate | event | other
     bot: str | None = None
     session: str | None = None
     # The injective scope the indexes file it under (vault.keys.index_key for episodes,
@@ -122,8 +131,23 @@ class Layout:
         path = self.speakers_dir(scope) / f"{encode_name(speaker_id, 'speaker id')}.yaml"
         return self._plain(path)
 
+    def candidates_dir(self, scope: ScopeId) -> Path:
+        """Always the chat's own folder, whatever the L2 isolation: a proposal comes from
+        one chat's turn and is reviewed there."""
+        return check_no_link(self.root, self.session_dir(scope) / CANDIDATES_DIR)
+
     def audit_path(self, scope: ScopeId) -> Path:
         return self._plain(self.session_dir(scope) / "audit.jsonl")
+
+    def person_dir(self, bot: str | None, person: str) -> Path:
+        """`bots/<bot>/people/<encoded sender>`: one person across the bot's chats."""
+        return self._child(self.bot_dir(bot) / PEOPLE_DIR, person, "sender id")
+
+    def events_dir(self, bot: str | None, person: str) -> Path:
+        return check_no_link(self.root, self.person_dir(bot, person) / EVENTS_DIR)
+
+    def person_audit_path(self, bot: str | None, person: str) -> Path:
+        return self._plain(self.person_dir(bot, person) / "audit.jsonl")
 
     def episodes_dir(self, scope: ScopeId) -> Path:
         if scope.isolation == "session":
@@ -239,6 +263,14 @@ def classify(root: Path, rel: str, memo: dict[str, str | None] | None = None) ->
         return FileRole("other")
     if parts[2] == "episodes" and parts[-1].endswith(".md") and len(parts) >= 4:
         return FileRole("episode", bot=bot, index_key=bot_index_key(bot))
+    if parts[2] == PEOPLE_DIR and len(parts) >= 5:
+        person = _folder_id(root, ids, parts[1], PEOPLE_DIR, parts[3])
+        if person is not None and parts[4:] == ["audit.jsonl"]:
+            return FileRole("audit", bot=bot, speaker=person)
+        flat = len(parts) == 6 and parts[4] == EVENTS_DIR  # events/ has no subfolders
+        if person is not None and flat and rel.endswith(".md"):
+            return FileRole("event", bot=bot, speaker=person)
+        return FileRole("other", bot=bot, speaker=person)
     if parts[2] != "sessions" or len(parts) < 5:
         return FileRole("other")
     session = _folder_id(root, ids, parts[1], "sessions", parts[3])
@@ -255,6 +287,8 @@ def classify(root: Path, rel: str, memo: dict[str, str | None] | None = None) ->
         return FileRole("speaker", bot=bot, session=session, index_key=pkey, speaker=speaker)
     if tail == ["audit.jsonl"]:
         return FileRole("audit", bot=bot, session=session)
+    if len(tail) == 2 and tail[0] == CANDIDATES_DIR and tail[1].endswith(".md"):
+        return FileRole("candidate", bot=bot, session=session)
     return FileRole("other", bot=bot, session=session)
 
 

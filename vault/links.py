@@ -7,6 +7,12 @@ So every walk skips links and reports them, and every read by path goes through
 `read_vault_file`, which opens each folder below the vault root with O_NOFOLLOW: a folder
 swapped for a link after a walk still cannot make us read outside. The vault root itself
 may be a link (it is followed once, as the place the vault lives).
+
+Windows has no O_NOFOLLOW, O_DIRECTORY nor opening relative to a folder (dir_fd). There
+`read_vault_file` checks each folder with lstat() (links and junctions refused), opens the
+file (vault.regular refuses a link there), checks the folders again and then proves the file
+it opened is the one the path names now: a folder swapped for a link at any point in between
+is refused before a byte is used. The same path runs on Linux in tests/test_portable_links.py.
 """
 
 from __future__ import annotations
@@ -16,13 +22,21 @@ import os
 import stat
 from pathlib import Path
 
+from vault import regular
 from vault.model import Problem
 from vault.names import UnsafeNameError
 
 LINK_FIX = "replace the link with the file itself"
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_DIR_FLAGS = os.O_RDONLY | _DIRECTORY | regular.NOFOLLOW | _CLOEXEC
 # O_NONBLOCK: a FIFO planted in the vault must not hang a reader (it is refused below).
-_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+_FILE_FLAGS = os.O_RDONLY | regular.NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0)
+
+
+def _opens_at() -> bool:
+    """Whether this system opens relative to a folder without following links (not Windows)."""
+    return bool(regular.NOFOLLOW and _DIRECTORY) and os.open in os.supports_dir_fd
 
 
 class VaultLinkError(UnsafeNameError, OSError):
@@ -71,10 +85,10 @@ def first_link(root: Path, rel: str) -> str | None:
     for n, part in enumerate(parts, start=1):
         current = current / part
         try:
-            mode = os.lstat(current).st_mode
+            st = os.lstat(current)
         except OSError:
             return None
-        if stat.S_ISLNK(mode):
+        if regular.is_link(st):  # a junction too (Windows)
             return "/".join(parts[:n])
     return None
 
@@ -89,11 +103,11 @@ def check_state_dir(root: Path, name: str = ".memvault") -> None:
     """
     path = root / name
     try:
-        mode = os.lstat(path).st_mode
+        st = os.lstat(path)
     except FileNotFoundError:
         return
-    if not stat.S_ISDIR(mode):
-        kind = "a symbolic link" if stat.S_ISLNK(mode) else "not a folder"
+    if not stat.S_ISDIR(st.st_mode) or regular.is_link(st):
+        kind = "a symbolic link" if regular.is_link(st) else "not a folder"
         raise VaultLinkError(_state_message(path, kind))
     # Its files too: `git add -f` can commit `.memvault/git-pending.jsonl -> ~/.bashrc`, and
     # the next write would append to that. scandir's entry types cost no extra stat.
@@ -139,7 +153,9 @@ def read_vault_file(root: Path, rel: str) -> tuple[bytes, os.stat_result]:
     Raises VaultLinkError for a link, OSError if the file cannot be read.
     """
     parts = _parts(rel)
-    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    if not _opens_at():
+        return _read_by_path(root, rel, parts)
+    fd = os.open(root, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
     try:
         for n, part in enumerate(parts[:-1], start=1):
             child = _open_at(fd, part, _DIR_FLAGS, parts[:n])
@@ -170,3 +186,39 @@ def _is_link_at(dir_fd: int, name: str) -> bool:
         return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
     except OSError:
         return False
+
+
+def _read_by_path(root: Path, rel: str, parts: list[str]) -> tuple[bytes, os.stat_result]:
+    """read_vault_file where folders cannot be opened (Windows): check, open, check again."""
+    folders = _folder_chain(root, parts)
+    path = root.joinpath(*parts)
+    try:
+        fd = regular.open_regular(path)  # a link there: ELOOP; a FIFO, a folder: EINVAL
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise VaultLinkError(link_message(rel)) from exc
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        if _folder_chain(root, parts) != folders:
+            raise VaultLinkError(link_message(rel))  # a folder was swapped while we opened
+        try:
+            regular.refuse_link(path, st)  # still the file the path names, after that check
+        except OSError as exc:
+            raise VaultLinkError(link_message(rel)) from exc
+        return handle.read(), st
+
+
+def _folder_chain(root: Path, parts: list[str]) -> list[tuple[int, int]]:
+    """(st_dev, st_ino) of each folder on the way to `parts`; a link among them raises."""
+    chain = []
+    current = root
+    for n, part in enumerate(parts[:-1], start=1):
+        current = current / part
+        st = os.lstat(current)
+        if regular.is_link(st):
+            raise VaultLinkError(link_message("/".join(parts[:n])))
+        if not stat.S_ISDIR(st.st_mode):
+            raise OSError(errno.ENOTDIR, f"{'/'.join(parts[:n])} is not a folder")
+        chain.append((st.st_dev, st.st_ino))
+    return chain

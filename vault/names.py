@@ -14,6 +14,7 @@ import os
 import re
 from pathlib import Path
 
+from vault.errors import BadInput
 from vault.regular import is_regular_or_missing, open_regular, read_regular
 
 MAX_NAME_BYTES = 120
@@ -29,7 +30,7 @@ ID_FILE = ".id"
 IGNORED_SUFFIXES: tuple[str, ...] = ("~", ".swp", ".tmp")
 
 
-class UnsafeNameError(ValueError):
+class UnsafeNameError(BadInput, ValueError):
     """An id cannot be used as a folder name; the message says which rule it broke."""
 
 

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ from vault import gitlog
 from vault.episode_create import build_episode, create_episode_file
 from vault.episodes import edit_front_matter
 from vault.keys import ScopeId
-from vault.model import Episode, Profile, Speaker
+from vault.model import DEFAULT_PROFILE_LIMITS, Episode, Profile, ProfileLimits, Speaker
 from vault.profile_ops import update_profile
 from vault.safewrite import ConflictError, VaultLock, remove_file, rewrite
 from vault.store import BadRequestError, StoredEpisode, VaultReader
@@ -52,11 +52,18 @@ class Forgotten:
 
 class Vault(VaultReader):
     def __init__(
-        self, root: Path, *, git: bool = True, clock: Callable[[], datetime] = now_utc
+        self,
+        root: Path,
+        *,
+        git: bool = True,
+        clock: Callable[[], datetime] = now_utc,
+        profile_limits: ProfileLimits = DEFAULT_PROFILE_LIMITS,
     ) -> None:
         super().__init__(root)
         self.git = git
         self.clock = clock
+        # How full a profile's lists may get (the plugin's max_profile_* settings).
+        self.profile_limits = profile_limits
         self.lock = VaultLock(self.layout.state_dir / "locks" / "write.lock")
         # Called with the vault-relative paths an operation wrote, once it is done: the
         # indexer hooks in here so a write is searchable when the call returns.
@@ -105,9 +112,29 @@ class Vault(VaultReader):
         created_at: datetime | None = None,
         episode_id: str | None = None,
         status: str = "active",
+        priority: str | None = None,
+        confidence: float | None = None,
+        expires_at: datetime | None = None,
+        expires_in: str | timedelta | None = None,
+        verified: bool | None = None,
     ) -> Episode:
+        """Write one new episode. `priority` defaults to what `importance` maps onto;
+        `expires_in` is a duration like "7d" (vault.durations) counted from now."""
         episode = self.new_episode(
-            text, speaker, tags, importance, key, category, source, created_at, status
+            text,
+            speaker,
+            tags,
+            importance,
+            key,
+            category,
+            source,
+            created_at,
+            status,
+            priority=priority,
+            confidence=confidence,
+            expires_at=expires_at,
+            expires_in=expires_in,
+            verified=verified,
         )
         with self.operation(scope, "remember", source=source, query_id=query_id) as txn:
             episode = self.add_episode(txn, episode, episode_id, audit_as="remember")
@@ -143,8 +170,10 @@ class Vault(VaultReader):
         source: str,
         created_at: datetime | None,
         status: str,
+        **fields: Any,
     ) -> Episode:
-        """A checked new episode (id still empty), dated by this vault's clock if undated."""
+        """A checked new episode (id still empty), dated by this vault's clock if undated;
+        `fields`: build_episode's priority, confidence, expires_at, expires_in."""
         return build_episode(
             text,
             speaker,
@@ -156,6 +185,7 @@ class Vault(VaultReader):
             created_at,
             status,
             clock=self.clock,
+            **fields,
         )
 
     def _set_status(
@@ -167,7 +197,7 @@ class Vault(VaultReader):
         superseded_by: str | None = None,
         expected_hash: str | None = None,
     ) -> None:
-        changes: dict[str, object] = {"status": status}
+        changes: dict[str, object] = {"status": status, "updated_at": self.stamp()}
         if status == "superseded":
             changes["superseded_by"] = superseded_by
         elif stored.episode.superseded_by is not None:
@@ -263,6 +293,10 @@ class Vault(VaultReader):
         if kept:
             log.warning("op=forget_kept_uncommitted path=%s commit=%s", stored.rel, kept[:12])
         return kept
+
+    def stamp(self) -> datetime:
+        """The `updated_at` an operation writes: this vault's clock, in UTC."""
+        return self.clock().astimezone(UTC)
 
     # -- profiles -----------------------------------------------------------------------
 

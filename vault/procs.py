@@ -33,6 +33,8 @@ def process_start(pid: int) -> int:
 def pid_exists(pid: int) -> bool:
     if pid <= 0:
         return False
+    if os.name == "nt":
+        return _windows_pid_exists(pid)
     try:
         os.kill(pid, 0)
     except (ProcessLookupError, OverflowError):  # no such pid (a hostile name: too big)
@@ -40,6 +42,26 @@ def pid_exists(pid: int) -> bool:
     except PermissionError:
         return True  # someone else's process: alive
     return True
+
+
+def _windows_pid_exists(pid: int) -> bool:
+    """os.kill(pid, 0) would TERMINATE the process on Windows: ask for its exit code instead."""
+    import ctypes
+
+    if pid > 0xFFFFFFFF:  # a hostile name: no such pid (a DWORD)
+        return False
+    kernel32 = ctypes.WinDLL("kernel32", use_last_error=True)  # type: ignore[attr-defined]
+    query_limited_information, still_active, access_denied = 0x1000, 259, 5
+    handle = kernel32.OpenProcess(query_limited_information, False, pid)
+    if not handle:
+        return ctypes.get_last_error() == access_denied  # denied: it exists; else no such pid
+    try:
+        code = ctypes.c_ulong()
+        if not kernel32.GetExitCodeProcess(handle, ctypes.byref(code)):
+            return True  # cannot tell: never call a live holder dead
+        return code.value == still_active
+    finally:
+        kernel32.CloseHandle(handle)
 
 
 def _token(text: str) -> str:

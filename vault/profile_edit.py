@@ -15,10 +15,12 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from vault.model import (
+    DEFAULT_PROFILE_LIMITS,
     PROFILE_MAX_HISTORY,
     PROFILE_MAX_NOTES,
     PROFILE_MAX_PREFERENCES,
     PROFILE_MAX_TRAITS,
+    ProfileLimits,
 )
 from vault.profiles import slot_key
 from vault.store import BadRequestError
@@ -67,8 +69,10 @@ def apply_edit(
     now: datetime,
     fact_key: str | None = None,
     previous_value: str | None = None,
+    limits: ProfileLimits = DEFAULT_PROFILE_LIMITS,
 ) -> None:
-    """Change `doc` in place; raises BadRequestError with what to do instead."""
+    """Change `doc` in place; raises BadRequestError with what to do instead. `limits`: the
+    vault's (Vault.profile_limits: the plugin's max_profile_* settings)."""
     if field not in FIELDS:
         raise BadRequestError(f"invalid field {field!r}: use one of {', '.join(FIELDS)}")
     if action not in ACTIONS:
@@ -83,7 +87,8 @@ def apply_edit(
     elif field == "notes":
         _edit_notes(doc, action, value)
     else:
-        _edit_list(doc, field, action, value, now, fact_key, (previous_value or "").strip())
+        previous = (previous_value or "").strip()
+        _edit_list(doc, field, action, value, now, fact_key, previous, limits.of(field))
     doc["updated_at"] = edit_value(now.replace(microsecond=0))
 
 
@@ -119,6 +124,7 @@ def _edit_list(
     now: datetime,
     fact_key: str | None,
     previous: str,
+    limit: int,
 ) -> None:
     items = doc.get(field)
     if not isinstance(items, list):
@@ -147,10 +153,10 @@ def _edit_list(
         return
     if key is None and any(split_slot(item) == (None, text) for item in items):
         return
-    if len(items) >= LIMITS[field]:
+    if len(items) >= limit:
         raise BadRequestError(
-            f"{field} already has {len(items)} items (the limit is {LIMITS[field]}): "
-            "remove one first"
+            f"{field} already has {len(items)} items (the limit is {limit}, setting "
+            f"max_profile_{field}): remove one first"
         )
     if key is not None and previous and previous != text:
         _push_history(doc, key, previous, now, "provided_previous_value")

@@ -1,4 +1,4 @@
-"""Profile operations on a vault: edit one field, or import profiles from an export."""
+"""Profile operations on a vault: edit one field (imports are vault.transfer_profiles)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from templates import read_template
 from vault.keys import ScopeId
 from vault.model import FormatError, Profile
 from vault.profile_edit import apply_edit
-from vault.profiles import parse_profile, render_profile
+from vault.profiles import parse_profile
+from vault.redact_write import scrub_profile_value
 from vault.safewrite import create_new, rewrite
 from vault.store import BadRequestError
 from vault.yamledit import rt_edit
@@ -54,6 +55,38 @@ def update_profile(
     query_id: int | str | None = None,
     expected_hash: str | None = None,
 ) -> Profile:
+    with vault.operation(scope, "update_profile", source=source, query_id=query_id) as txn:
+        edit_profile_in(
+            vault,
+            txn,
+            field,
+            action,
+            value,
+            speaker=speaker,
+            fact_key=fact_key,
+            previous_value=previous_value,
+            expected_hash=expected_hash,
+        )
+    return vault.read_profile(scope, speaker)
+
+
+def edit_profile_in(
+    vault: Vault,
+    txn: Txn,
+    field: str,
+    action: str,
+    value: str,
+    *,
+    speaker: str | None = None,
+    fact_key: str | None = None,
+    previous_value: str | None = None,
+    expected_hash: str | None = None,
+) -> None:
+    """The profile edit of update_profile inside an operation that may write more files
+    (accepting a candidate: the profile and the candidate file, in one commit)."""
+    scope = txn.scope
+    # No secret reaches the file or the audit line (vault.redact_write).
+    value, previous_value = scrub_profile_value(action, value, fact_key, previous_value)
     path = vault.profile_path(scope, speaker)
     rel = vault.layout.rel(path)
 
@@ -66,17 +99,16 @@ def update_profile(
             now=vault.clock(),
             fact_key=fact_key,
             previous_value=previous_value,
+            limits=vault.profile_limits,
         )
 
     target = "speaker_profile" if speaker else "session_profile"
     target_id = f"{scope.session_key}:{speaker}" if speaker else scope.session_key
     slot = f" ({fact_key})" if fact_key else ""
     summary = f"{action} {'speaker' if speaker else 'session'} profile {field}{slot}: {value}"
-    with vault.operation(scope, "update_profile", source=source, query_id=query_id) as txn:
-        _write_profile(path, rel, lambda data: edit_profile_bytes(data, edit, rel), expected_hash)
-        txn.written.append(path)
-        txn.record("update_profile", target, target_id, summary)
-    return vault.read_profile(scope, speaker)
+    _write_profile(path, rel, lambda data: edit_profile_bytes(data, edit, rel), expected_hash)
+    txn.written.append(path)
+    txn.record("update_profile", target, target_id, summary)
 
 
 def _write_profile(path: Path, rel: str, transform: Any, expected_hash: str | None) -> None:
@@ -85,51 +117,3 @@ def _write_profile(path: Path, rel: str, transform: Any, expected_hash: str | No
         if create_new(path, fresh):
             return
     rewrite(path, transform, expected_hash=expected_hash)
-
-
-def _profile_targets(profiles: list[Any]) -> list[tuple[dict[str, Any], str | None]]:
-    """(entry, speaker id or None for the session) of each importable profile entry."""
-    targets: list[tuple[dict[str, Any], str | None]] = []
-    for entry in profiles:
-        if not isinstance(entry, dict) or not isinstance(entry.get("profile"), dict):
-            continue
-        sender = str(entry.get("sender_id") or "").strip()  # as the parser reads ids back
-        speaker = sender if entry.get("type") == "speaker" else None
-        if entry.get("type") == "speaker" and not speaker:
-            continue
-        targets.append((entry, speaker))
-    return targets
-
-
-def check_profile_targets(vault: Vault, scope: ScopeId, profiles: list[Any]) -> None:
-    """Refuse (UnsafeNameError) a speaker id that can have no file, before anything is
-    written: an import is validated whole, even a profile that would turn out blank."""
-    for _, speaker in _profile_targets(profiles):
-        vault.profile_path(scope, speaker)
-
-
-def import_profile(vault: Vault, txn: Txn, profiles: list[Any]) -> bool:
-    """Write exported profiles whose file does not exist here yet; never merge over one."""
-    wrote = False
-    for entry, speaker in _profile_targets(profiles):
-        raw = entry["profile"]
-        given = Profile(
-            name=str(raw.get("name") or "") or None,
-            traits=tuple(str(t) for t in raw.get("traits") or ())[:20],
-            preferences=tuple(str(p) for p in raw.get("preferences") or ())[:10],
-            notes=str(raw.get("notes") or "")[:2000] or None,
-        )
-        # As the parser reads it back (blank items and names dropped, text stripped): what
-        # is written is exactly what is read, and a profile of blanks is not written at all.
-        profile = parse_profile(render_profile(given), rel_path="")
-        if profile.is_empty():
-            continue
-        path = vault.profile_path(txn.scope, speaker or None)
-        # Only into a file that does not exist yet: an existing one may hold comments.
-        if not create_new(path, render_profile(profile).encode("utf-8")):
-            continue
-        txn.written.append(path)
-        kind = "speaker_profile" if speaker else "session_profile"
-        txn.record("import_profile", kind, speaker or txn.scope.session_key, "imported profile")
-        wrote = True
-    return wrote

@@ -9,10 +9,11 @@ for everybody else (root writes whatever the mode bits say, so only a mount stop
 from __future__ import annotations
 
 import errno
+import getpass
 import os
-import pwd
 from pathlib import Path
 
+from vault.errors import Unavailable
 from vault.layout import STATE_DIR
 
 # What the kernel answers when the medium or the permissions refuse a write.
@@ -40,16 +41,28 @@ def reason(path: Path) -> str:
     """Why `path` cannot be written, in words a person can act on."""
     where = nearest_existing(path)
     try:
-        mounted_ro = bool(os.statvfs(where).f_flag & os.ST_RDONLY)
+        # POSIX only (no statvfs on Windows, where a read-only medium answers EACCES).
+        mounted_ro = hasattr(os, "statvfs") and bool(os.statvfs(where).f_flag & os.ST_RDONLY)
     except OSError:
         mounted_ro = False
     if mounted_ro:
         return "read-only file system"
+    return f"user {_user()} may not write {where}"
+
+
+def _user() -> str:
+    """This process's user name (the effective one on POSIX), "uid N" when it has none."""
+    if not hasattr(os, "geteuid"):  # Windows: no uids, and no pwd module to import
+        try:
+            return getpass.getuser()
+        except (OSError, KeyError):  # no user name in the environment
+            return "of this process"
+    import pwd
+
     try:
-        user = pwd.getpwuid(os.geteuid()).pw_name
+        return pwd.getpwuid(os.geteuid()).pw_name
     except KeyError:
-        user = f"uid {os.geteuid()}"
-    return f"user {user} may not write {where}"
+        return f"uid {os.geteuid()}"
 
 
 def read_only_message(root: Path, doing: str, next_step: str, where: Path | None = None) -> str:
@@ -58,7 +71,7 @@ def read_only_message(root: Path, doing: str, next_step: str, where: Path | None
     return f"the vault at {root} is read-only ({why}): {doing}; {next_step}"
 
 
-class ReadOnlyVaultError(OSError):
+class ReadOnlyVaultError(Unavailable, OSError):
     """A write refused by the medium or the permissions, said in one actionable line."""
 
 

@@ -5,6 +5,12 @@ A plain `open()` of a FIFO waits for a writer forever (a reader) or for a reader
 append): a `profile.yaml` or `audit.jsonl` made with `mkfifo` would hang every operation
 while it holds the vault's writer lock. O_NONBLOCK makes that open return at once, and
 fstat() then refuses anything that is not a regular file (O_NONBLOCK has no effect on one).
+
+Windows has neither O_NOFOLLOW nor O_NONBLOCK (nor FIFOs to block on). There a link (or a
+junction, any reparse point) is refused by lstat() before the open, and the opened file must
+then be the one lstat() finds at the path, so a link swapped in between is refused too, before
+a byte is read or written. O_BINARY: without it Windows opens in text mode and turns every
+"\n" into "\r\n" (the hashes of the files would no longer match their bytes).
 """
 
 from __future__ import annotations
@@ -14,7 +20,13 @@ import os
 import stat
 from pathlib import Path
 
-_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+# Flags only some systems have are 0 elsewhere, so every module imports on all of them.
+BINARY = getattr(os, "O_BINARY", 0)
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_FLAGS = getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | BINARY
+# Windows reparse tags with this bit redirect to another path (symbolic links, junctions);
+# others (OneDrive placeholders, deduplicated files) are plain files and stay readable.
+_NAME_SURROGATE = 0x20000000
 
 
 def not_regular(path: Path | str) -> OSError:
@@ -31,14 +43,42 @@ def open_regular(path: Path | str, flags: int = os.O_RDONLY, mode: int = 0o644) 
     Raises OSError for a symbolic link (ELOOP), a FIFO without a reader (ENXIO) and, from
     not_regular, anything else that is not a regular file.
     """
-    fd = os.open(path, flags | _FLAGS, mode)
+    nofollow = NOFOLLOW
+    if not nofollow:
+        refuse_link(path)
+    fd = os.open(path, flags | _FLAGS | nofollow, mode)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
             raise not_regular(path)
+        if not nofollow:
+            refuse_link(path, st)
     except BaseException:
         os.close(fd)
         raise
     return fd
+
+
+def is_link(st: os.stat_result) -> bool:
+    """A symbolic link, or (Windows) a junction, which redirects like one."""
+    return stat.S_ISLNK(st.st_mode) or bool(getattr(st, "st_reparse_tag", 0) & _NAME_SURROGATE)
+
+
+def refuse_link(path: Path | str, opened: os.stat_result | None = None) -> None:
+    """Raise ELOOP (what O_NOFOLLOW says) if `path` is a link, or is not the file `opened`.
+
+    For systems without O_NOFOLLOW: lstat() before the open, then again after it against
+    the opened file's fstat(), which catches a link swapped in between.
+    """
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        if opened is None:
+            return  # nothing there yet: O_CREAT makes a plain file
+        raise
+    if is_link(st) or (opened is not None and not os.path.samestat(st, opened)):
+        raise OSError(errno.ELOOP, f"{path} is a symbolic link (or was replaced by one): "
+                      "MemVault never follows links; replace it with the file itself")  # fmt: skip
 
 
 def read_regular(path: Path | str, limit: int = -1) -> bytes:
@@ -50,6 +90,7 @@ def read_regular(path: Path | str, limit: int = -1) -> bytes:
 def is_regular_or_missing(path: Path) -> bool:
     """True when nothing is at `path` (a write creates a plain file) or a regular file is."""
     try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
+        st = os.lstat(path)
     except FileNotFoundError:
         return True
+    return stat.S_ISREG(st.st_mode) and not is_link(st)

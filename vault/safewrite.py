@@ -10,17 +10,19 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import hashlib
 import logging
 import os
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
 
-from vault.regular import read_regular
+from filelock import BaseFileLock
+
+from vault import filelocks
+from vault.errors import Conflict, Unavailable
+from vault.regular import BINARY, read_regular
 from vault.tempfiles import temp_path
 
 log = logging.getLogger(__name__)
@@ -31,15 +33,15 @@ NO_LINKS = (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EML
 MAX_REWRITE_ATTEMPTS = 5
 
 
-class ConflictError(RuntimeError):
+class ConflictError(Conflict, RuntimeError):
     """The file changed under us more often than we could re-apply, or since the caller read it."""
 
 
-class LockTimeoutError(RuntimeError):
-    pass
+class LockTimeoutError(Conflict, RuntimeError):
+    """Another MemVault process held the vault's write lock for LOCK_TIMEOUT_S."""
 
 
-class DiskFullError(OSError):
+class DiskFullError(Unavailable, OSError):
     """The disk (or quota) had no room for a write; nothing was changed."""
 
     def __str__(self) -> str:
@@ -50,7 +52,15 @@ def content_hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+# Windows cannot open a folder as a file (nor needs to: NTFS journals the rename itself).
+_DIRS_SYNC = os.name != "nt"
+# What "the disk is full" is called (Windows has no EDQUOT).
+_FULL = frozenset({errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)})
+
+
 def fsync_dir(folder: Path) -> None:
+    if not _DIRS_SYNC:
+        return
     fd = os.open(folder, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -88,7 +98,7 @@ def remove_file(target: Path) -> None:
 def _write_temp(target: Path, data: bytes) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_path(target)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | BINARY, 0o644)
     try:
         _write_all(fd, data)
         os.fsync(fd)
@@ -96,7 +106,7 @@ def _write_temp(target: Path, data: bytes) -> Path:
         # A full disk (ENOSPC) fails here on every write: leave no temp file behind.
         os.close(fd)
         tmp.unlink(missing_ok=True)
-        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        if isinstance(exc, OSError) and exc.errno in _FULL:
             raise DiskFullError(
                 exc.errno,
                 f"no space left on the device to write {target}: nothing was changed; "
@@ -142,7 +152,7 @@ def create_new(target: Path, data: bytes) -> bool:
             raise
         # No hard links on this file system: exclusive create, then the content.
         try:
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | BINARY, 0o644)
         except FileExistsError:
             return False
         try:
@@ -241,7 +251,8 @@ def _link_back(aside: Path, target: Path) -> None:
 
 
 class VaultLock:
-    """One MemVault writer at a time per vault, across processes (flock) and threads.
+    """One MemVault writer at a time per vault, across processes (an OS lock, see
+    vault.filelocks: a dead holder never leaves it stale) and threads.
 
     Re-entrant within a thread so an operation can call another (supersede inside remember).
     """
@@ -251,7 +262,7 @@ class VaultLock:
         self.timeout = timeout
         self._thread_lock = threading.RLock()
         self._depth = 0
-        self._fd: int | None = None
+        self._lock: BaseFileLock | None = None
 
     @contextlib.contextmanager
     def hold(self) -> Iterator[None]:
@@ -268,27 +279,16 @@ class VaultLock:
 
     def _acquire(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        deadline = time.monotonic() + self.timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    os.close(fd)
-                    raise
-                if time.monotonic() > deadline:
-                    os.close(fd)
-                    raise LockTimeoutError(
-                        f"another MemVault process has held {self.path} for {self.timeout:.0f}s: "
-                        "wait for it to finish or stop it"
-                    ) from exc
-                time.sleep(0.01)
-        self._fd = fd
+        lock = filelocks.acquire(self.path, holder=filelocks.holder_text(), timeout=self.timeout)
+        if lock is None:
+            holder = filelocks.read_holder(self.path) or "unknown"
+            raise LockTimeoutError(
+                f"another MemVault process ({holder}) has held {self.path} for "
+                f"{self.timeout:.0f}s: wait for it to finish or stop it"
+            )
+        self._lock = lock
 
     def _release(self) -> None:
-        if self._fd is not None:
-            fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None

@@ -1,6 +1,12 @@
 """The last injection snapshot of each chat: what the plugin put into the prompt last turn.
 
 Derived state under `.memvault/` (git-ignored, not memory): the console and `!memory` show it.
+Only the plugin process writes snapshots (the injector, then `retrieve` adds what it served in
+the same turn). Every write and read-modify-write of a process runs on ONE writer thread, in
+the order they were asked for: so an update never lands on a newer turn's snapshot, and the
+injector can queue its snapshot (`write_snapshot_later`) and hand its turn back before the
+file is written, while the runner's `retrieve` of that turn, asked for later, still finds it.
+A read in the same process first waits for the writes queued before it.
 """
 
 from __future__ import annotations
@@ -9,15 +15,55 @@ import hashlib
 import json
 import os
 import secrets
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_for
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from vault.keys import ScopeId
 from vault.layout import STATE_DIR
 from vault.names import HASH_MARK, MAX_ID_CHARS, encode_name
 
 SNAPSHOT_DIR = "snapshots"
+WRITER_THREAD = "memvault-snapshots"
+T = TypeVar("T")
+
+# The one writer thread (see the module docstring): the injector of turn N+1 and the
+# retrieve of turn N may ask at once, from worker threads, for the same chat's snapshot.
+_writer: ThreadPoolExecutor | None = None
+_last: Future[Any] | None = None  # the newest queued job: waiting for it waits for all
+_submit_lock = threading.Lock()
+
+
+def _on_writer() -> bool:
+    return threading.current_thread().name.startswith(WRITER_THREAD)
+
+
+def _submit(fn: Callable[..., T], *args: Any) -> Future[T]:
+    global _writer, _last
+    with _submit_lock:
+        if _writer is None:
+            _writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix=WRITER_THREAD)
+        try:
+            job = _writer.submit(fn, *args)
+        except RuntimeError:  # the interpreter is shutting down: no new threads
+            job = Future()
+            try:
+                job.set_result(fn(*args))
+            except Exception as exc:  # noqa: BLE001 - handed to the caller, as submit would
+                job.set_exception(exc)
+        _last = job
+    return job
+
+
+def flush() -> None:
+    """Wait until every snapshot job this process queued so far has run (their errors are
+    their callers' to report)."""
+    job = _last
+    if job is not None and not _on_writer():
+        wait_for([job])
 
 
 def snapshot_path(vault_root: Path, scope: ScopeId) -> Path:
@@ -37,27 +83,78 @@ def snapshot_path(vault_root: Path, scope: ScopeId) -> Path:
     return vault_root / STATE_DIR / SNAPSHOT_DIR / f"{name}.json"
 
 
+def write_snapshot_later(
+    vault_root: Path, scope: ScopeId, snapshot: Mapping[str, Any]
+) -> Future[Path]:
+    """Queue the replacement of the scope's last injection snapshot and return at once; the
+    future holds the path or the write's error (OSError, ValueError). `snapshot` must not be
+    changed afterwards (its top level is copied, what it holds is not)."""
+    target = snapshot_path(vault_root, scope)  # a bad key raises here, in the caller
+    return _submit(_replace, target, dict(snapshot))
+
+
 def write_snapshot(vault_root: Path, scope: ScopeId, snapshot: Mapping[str, Any]) -> Path:
-    """Replace the scope's last injection snapshot in one rename.
+    """Replace the scope's last injection snapshot in one rename, after the writes queued
+    before it.
 
     No fsync: the snapshot is a view of the last turn, rewritten every turn; losing it in a
     power cut costs nothing, and an fsync would cost milliseconds on every message.
     """
-    target = snapshot_path(vault_root, scope)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    if _on_writer():
+        return _replace(snapshot_path(vault_root, scope), snapshot)
+    return write_snapshot_later(vault_root, scope, snapshot).result()
+
+
+def _replace(target: Path, snapshot: Mapping[str, Any]) -> Path:
+    text = json.dumps(snapshot, ensure_ascii=False, indent=2)
     tmp = target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    # Few system calls on the common path (each one hands the GIL to a search running in
+    # another thread): the folder is made only when the first write finds it missing.
     try:
-        tmp.write_text(json.dumps(snapshot, ensure_ascii=False, indent=2), encoding="utf-8")
+        try:
+            tmp.write_text(text, encoding="utf-8")
+        except FileNotFoundError:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, target)
-    finally:
+    except BaseException:
         tmp.unlink(missing_ok=True)
+        raise
     return target
 
 
+def update_snapshot(
+    vault_root: Path,
+    scope: ScopeId,
+    query_id: int,
+    update: Callable[[dict[str, Any]], dict[str, Any]],
+) -> bool:
+    """Apply `update` to the scope's snapshot if it is still the one of turn `query_id`;
+    False (nothing written) when there is none or a newer turn replaced it. Runs on the writer
+    thread, after every write queued before it (the injector's snapshot of that turn)."""
+    target = snapshot_path(vault_root, scope)
+
+    def apply() -> bool:
+        current = _read(target)
+        if current is None or current.get("query_id") != query_id:
+            return False
+        _replace(target, update(current))
+        return True
+
+    return apply() if _on_writer() else _submit(apply).result()
+
+
 def read_snapshot(vault_root: Path, scope: ScopeId) -> dict[str, Any] | None:
-    """The scope's last injection snapshot, or None if there is none (or it is unreadable)."""
+    """The scope's last injection snapshot, or None if there is none (or it is unreadable);
+    in the process that writes snapshots, as of every write queued before this read."""
+    target = snapshot_path(vault_root, scope)
+    flush()
+    return _read(target)
+
+
+def _read(target: Path) -> dict[str, Any] | None:
     try:
-        data = json.loads(snapshot_path(vault_root, scope).read_text(encoding="utf-8"))
+        data = json.loads(target.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from vault.episode_fields import clean_text
 from vault.episodes import parse_episode
+from vault.errors import BadInput, NotFound
 from vault.ids import episode_id_problem
 from vault.keys import ScopeId
 from vault.layout import STATE_DIR, Layout
@@ -26,11 +27,11 @@ from vault.safewrite import content_hash
 PAGE_SIZE = 10
 
 
-class NotFoundError(LookupError):
+class NotFoundError(NotFound, LookupError):
     pass
 
 
-class BadRequestError(ValueError):
+class BadRequestError(BadInput, ValueError):
     """Input from a person or a model that cannot be used; the message says how to fix it."""
 
 

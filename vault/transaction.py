@@ -16,6 +16,7 @@ from vault import audit, gitlock, gitlog, gitrepo, gitstate, tempfiles
 from vault.keys import ScopeId
 from vault.layout import STATE_DIR, Layout
 from vault.names import ID_FILE, ensure_id_file, is_hashed
+from vault.redact import redact
 from vault.safewrite import announcing
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,9 @@ class Txn:
     git: bool = False  # journal what it writes (vault.gitstate) for the commit
     op_id: str = field(default_factory=lambda: secrets.token_hex(6))
     announced: set[str] = field(default_factory=set)
+    # Where the audit lines go when not the session's log (a person's key events: the
+    # chat's log is read by everyone in the chat, vault.event_ops).
+    audit_at: Path | None = None
 
     def intend(self, layout: Layout, path: Path) -> None:
         """Journal `path` before it is written, so a kill after the write still commits it."""
@@ -88,12 +92,14 @@ class Txn:
             log.warning("git=pending_not_recorded error=%r", str(exc))
 
     def record(self, operation: str, target_type: str, target_id: str, summary: str) -> None:
+        # Redacted: the summary quotes memory text (a person's hand-written file too, on
+        # archive or forget) and becomes the audit line and the commit message.
         self.entries.append(
             audit.make_entry(
                 operation,
                 target_type,
                 target_id,
-                summary,
+                redact(summary).text,
                 source=self.source,
                 query_id=self.query_id,
             )
@@ -115,7 +121,7 @@ def journaled(txn: Txn, layout: Layout) -> Iterator[Txn]:
 def finish(txn: Txn, name: str, layout: Layout, *, git: bool) -> None:
     """Append the audit lines, then commit exactly the files this operation wrote."""
     scope = txn.scope
-    audit_path = layout.audit_path(scope)
+    audit_path = txn.audit_at or layout.audit_path(scope)
     if txn.entries:
         txn.intend(layout, audit_path)
     for marker in _new_markers(layout, scope):
@@ -141,7 +147,7 @@ def _commit(layout: Layout, txn: Txn, message: str) -> None:
     # operation's commit, and recorded, so a failure that persists is shown (not just logged).
     state = layout.state_dir
     rels = sorted({layout.rel(p) for p in txn.written})
-    earlier = [op for op in gitstate.read_pending(state) if op.op != txn.op_id]
+    earlier = _still_pending([op for op in gitstate.read_pending(state) if op.op != txn.op_id])
     paths = _committable(layout.root, rels, gitstate.pending_paths(earlier))
     if earlier:
         # one line per earlier operation: the message of its last journal line
@@ -165,6 +171,14 @@ def _commit(layout: Layout, txn: Txn, message: str) -> None:
         gitstate.committed(state)
     except OSError as exc:  # the next commit replays the journal: a no-op, harmless
         log.warning("git=pending_not_cleared error=%r", str(exc))
+
+
+def _still_pending(ops: list[gitstate.PendingOp]) -> list[gitstate.PendingOp]:
+    """The journal without operations whose last word is that they wrote nothing (one that
+    failed and put back what it had written): there is nothing of theirs to make up."""
+    last_final = {op.op: op for op in ops if op.final}
+    done = {key for key, op in last_final.items() if not op.paths}
+    return [op for op in ops if op.op not in done]
 
 
 def _committable(root: Path, own: list[str], earlier: list[str]) -> list[str]:

@@ -6,16 +6,20 @@ The export is a superset of both LongTermMemory exports (`profiles` like `!memor
 
 from __future__ import annotations
 
+import secrets
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from vault.episode_create import create_episode_file
 from vault.keys import ScopeId
-from vault.model import STATUSES, Speaker
+from vault.model import STATUSES, Episode, Profile
 from vault.operations import Vault
-from vault.profile_ops import check_profile_targets, import_profile
-from vault.store import BadRequestError, check_episode_id
+from vault.store import BadRequestError, StoredEpisode, check_episode_id
+from vault.transaction import Txn
+from vault.transfer_items import ImportItem, parse_item
+from vault.transfer_profiles import parse_profiles, write_profiles
 from vault.views import episode_export, iso, profile_json
-from vault.yamlio import parse_datetime
 
 EXPORT_VERSION = 1
 
@@ -23,14 +27,15 @@ EXPORT_VERSION = 1
 def export_scope(vault: Vault, scope: ScopeId) -> dict[str, Any]:
     episodes, _ = vault.load_episodes(scope)
     profiles: list[dict[str, Any]] = []
+    # A profile holding anything at all is exported (also one of only unknown fields).
     session = vault.read_profile(scope)
-    if not session.is_empty():
+    if session != Profile():
         profiles.append(
             {"type": "session", "scope_key": scope.session_key, "profile": profile_json(session)}
         )
     for speaker in vault.list_speakers(scope):
         prof = vault.read_profile(scope, speaker)
-        if not prof.is_empty():
+        if prof != Profile():
             profiles.append(
                 {
                     "type": "speaker",
@@ -57,105 +62,105 @@ def _episodes_of(payload: Any) -> list[Any]:
     if isinstance(payload, list):
         return payload
     if isinstance(payload, dict):
+        if "episodes" not in payload and "profiles" not in payload:
+            # Any other object would import nothing and say "imported 0": a wrong file.
+            keys = ", ".join(repr(str(k)[:40]) for k in list(payload)[:5]) or "no keys"
+            raise BadRequestError(
+                f"nothing to import: the object has {keys} but no `episodes` or `profiles` "
+                "list; give what `memvault export` (or LongTermMemory's `!memory export` / "
+                '`export l2`) wrote, or a list of {"content": ...} objects'
+            )
         episodes = payload.get("episodes", [])
         if not isinstance(episodes, list):
             raise BadRequestError("`episodes` must be a list of objects")
+        if not isinstance(payload.get("profiles", []), list):
+            raise BadRequestError("`profiles` must be a list of objects")
         return episodes
     raise BadRequestError("import JSON must be a list or an object with episodes")
-
-
-def _importance(value: Any, number: int) -> int:
-    if value in (None, ""):
-        return 2
-    try:
-        return max(1, min(5, int(value)))
-    except (TypeError, ValueError) as exc:
-        raise BadRequestError(
-            f"episode {number}: importance must be an integer from 1 to 5"
-        ) from exc
-
-
-def _tags(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [t.strip() for t in value.split(",") if t.strip()]
-    return [str(t).strip() for t in value] if isinstance(value, list) else []
-
-
-def _parse_item(item: Any, number: int) -> dict[str, Any]:
-    """Validate one item fully before anything is written, so a bad file writes nothing."""
-    if not isinstance(item, dict):
-        raise BadRequestError(f"episode {number}: each imported episode must be an object")
-    content = str(item.get("content") or "").strip()
-    if not content:
-        raise BadRequestError(f"episode {number}: content cannot be empty")
-    stamp = item.get("timestamp") or item.get("created_at")
-    try:
-        created = parse_datetime(str(stamp)) if stamp else None
-    except ValueError as exc:
-        raise BadRequestError(
-            f"episode {number}: invalid timestamp {stamp!r}; "
-            "use ISO-8601 such as 2026-03-14T00:00:00Z"
-        ) from exc
-    status = str(item.get("status") or "active").strip().lower()
-    sender = str(item.get("sender_id") or "").strip()
-    speaker_obj = item.get("speaker")
-    if not sender and isinstance(speaker_obj, dict):
-        sender = str(speaker_obj.get("id") or "").strip()
-    name = str(item.get("sender_name") or "").strip() or None
-    return {
-        "content": content,
-        "tags": _tags(item.get("tags")),
-        "importance": _importance(item.get("importance"), number),
-        "created_at": created,
-        "status": status if status in STATUSES else "active",
-        "speaker": Speaker(sender, name) if sender else None,
-        "key": (str(item.get("key")).strip() or None) if item.get("key") else None,
-        "id": str(item.get("id") or item.get("episode_id") or "").strip(),
-    }
 
 
 def import_payload(
     vault: Vault, scope: ScopeId, payload: Any, *, source: str = "import"
 ) -> dict[str, Any]:
-    """Import episodes (and, from our own export, profiles that are still empty here).
+    """Import episodes and profiles (our export of either or both, or LongTermMemory's).
 
-    An item whose id already exists in this scope with the same text is skipped, so importing
-    the same file twice does not duplicate memories; other ids are kept when free.
+    Every field an item states is kept (vault.transfer_items), its status too: an import
+    restores what was exported, so items of one file never supersede each other; an active
+    keyed item still supersedes this scope's older active memory with the same key. An item
+    whose id already exists here with the same text is skipped, so importing a file twice
+    does not duplicate memories; an id this scope already uses for another memory gets a
+    fresh one (`renamed`), and `superseded_by` links inside the file follow it.
     """
-    parsed = [_parse_item(item, n) for n, item in enumerate(_episodes_of(payload), start=1)]
-    profiles = payload.get("profiles") if isinstance(payload, dict) else None
-    if isinstance(profiles, list):
-        check_profile_targets(vault, scope, profiles)
+    items = [
+        parse_item(vault, raw, n, source) for n, raw in enumerate(_episodes_of(payload), start=1)
+    ]
+    entries = payload.get("profiles") if isinstance(payload, dict) else None
+    profiles = parse_profiles(vault, scope, entries) if isinstance(entries, list) else []
     imported: list[str] = []
-    skipped = 0
+    renamed: dict[str, str] = {}
+    skipped = deleted = 0
     with vault.operation(scope, "import", source=source) as txn:
-        existing = {s.episode.id: s.episode.body for s in vault.load_episodes(scope)[0]}
-        for item in parsed:
-            old_id = item.pop("id")
-            if old_id and existing.get(old_id) == item["content"]:
+        before = vault.load_episodes(scope)[0]
+        bodies = {s.episode.id: s.episode.body for s in before}
+        chosen: list[tuple[ImportItem, str]] = []
+        for item in items:
+            if item.deleted:
+                deleted += 1
+                continue
+            if item.old_id and bodies.get(item.old_id) == item.episode.body:
                 skipped += 1
                 continue
-            keep = old_id if old_id and old_id not in existing and _plain_id(old_id) else None
-            episode = vault.new_episode(
-                item["content"],
-                item["speaker"],
-                item["tags"],
-                item["importance"],
-                item["key"],
-                None,
-                source,
-                item["created_at"],
-                item["status"],
-            )
-            episode = vault.add_episode(txn, episode, keep)
-            existing[episode.id] = episode.body
-            imported.append(episode.id)
-        merged = False
-        if isinstance(profiles, list):
-            merged = import_profile(vault, txn, profiles)
-        summary = f"Imported {len(imported)} L2 episode(s), skipped {skipped}"
+            new_id = _target_id(item, bodies)
+            if item.old_id and new_id != item.old_id:
+                renamed[item.old_id] = new_id
+            bodies[new_id] = item.episode.body
+            chosen.append((item, new_id))
+        written = []
+        for item, new_id in chosen:
+            link = item.episode.superseded_by
+            episode = replace(item.episode, superseded_by=renamed.get(link, link) if link else None)
+            written.append(create_episode_file(vault.layout, scope, episode, new_id, txn))
+            imported.append(new_id)
+        _supersede_older(vault, txn, before, written)
+        wrote, existed = write_profiles(vault, txn, profiles)
+        summary = f"Imported {len(imported)} L2 episode(s), skipped {skipped + deleted}"
         txn.record("import", "episode", scope.session_key, summary)
-    return {"imported": len(imported), "skipped": skipped, "ids": imported, "profile": merged}
+    return {
+        "imported": len(imported),
+        "skipped": skipped,
+        "deleted": deleted,
+        "ids": imported,
+        "renamed": renamed,
+        "profile": wrote > 0,
+        "profiles": wrote,
+        "profiles_skipped": existed,  # a profile file already there is never merged over
+    }
+
+
+def _target_id(item: ImportItem, taken: dict[str, str]) -> str:
+    """The id an item is written under: its own when valid and free here, else a fresh one."""
+    if item.old_id and item.old_id not in taken and _plain_id(item.old_id):
+        return item.old_id
+    while True:
+        fresh = f"ep_{item.episode.created_at:%Y%m%d}_{secrets.token_hex(3)}"
+        if fresh not in taken:
+            return fresh
+
+
+def _supersede_older(
+    vault: Vault, txn: Txn, before: list[StoredEpisode], written: list[Episode]
+) -> None:
+    """A `key` means one current memory: an imported active keyed memory supersedes the
+    active ones this scope already had under that key (never another item of the file)."""
+    done: set[str] = set()
+    for episode in written:
+        if not episode.key or episode.status != "active":
+            continue
+        for old in before:
+            same = old.episode.key == episode.key and old.episode.id != episode.id
+            if same and old.episode.status == "active" and old.rel not in done:
+                vault._set_status(old, "superseded", txn, superseded_by=episode.id)
+                done.add(old.rel)
 
 
 def _plain_id(value: str) -> bool:

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vault.model import Episode, Profile
 from vault.store import StoredEpisode
+from vault.yamlio import format_datetime
+
+if TYPE_CHECKING:
+    from vault.candidate_file import Candidate
 
 
 def iso(value: datetime | None) -> str | None:
@@ -39,6 +43,8 @@ def episode_full(stored: StoredEpisode) -> dict[str, Any]:
     ep = stored.episode
     return {
         **episode_item(stored),
+        "priority": ep.priority,
+        "updated_at": iso(ep.updated_at),
         "key": ep.key,
         "category": ep.category,
         "source": ep.source,
@@ -69,6 +75,10 @@ def episode_export(ep: Episode) -> dict[str, Any]:
         "confidence": ep.confidence,
         "expires_at": iso(ep.expires_at),
         "superseded_by": ep.superseded_by,
+        "priority": ep.priority,
+        "updated_at": iso(ep.updated_at),
+        # Unknown front-matter fields, so an import writes them back (vault.transfer_items).
+        "extra": {k: v for k, v in ep.extra},
     }
 
 
@@ -85,3 +95,37 @@ def profile_json(profile: Profile) -> dict[str, Any]:
         ],
         "extra": {k: v for k, v in profile.extra},
     }
+
+
+def candidate_json(c: Candidate) -> dict[str, Any]:
+    """A candidate memory as `memvault candidates --json` and the console's /candidates show it."""
+    out: dict[str, Any] = {
+        "id": c.id or None,
+        "status": c.status,
+        "kind": c.kind,
+        "text": c.body,
+        "created_at": format_datetime(c.created_at),
+        "speaker": {"id": c.speaker.id, "name": c.speaker.name} if c.speaker else None,
+        "evidence": c.evidence.text if c.evidence else None,
+        "proposed_by": c.proposed_by,
+        "redacted": list(c.redacted),
+    }
+    if c.kind == "episode":
+        out |= {
+            "importance": c.importance,
+            "tags": list(c.tags),
+            "category": c.category,
+            "supersedes": c.supersedes,
+        }
+    else:
+        out |= {
+            "profile": c.profile,
+            "field": c.field,
+            "key": c.key,
+            "value": c.value,
+            "previous": c.previous,
+        }
+    if c.status != "pending":
+        out["accepted_as"] = c.accepted_as
+        out["decided_at"] = format_datetime(c.decided_at) if c.decided_at else None
+    return out

@@ -270,6 +270,11 @@ class BlockList(list):
 
 
 class _Dumper(yaml.SafeDumper):
+    def ignore_aliases(self, data: Any) -> bool:
+        # One value used twice (a candidate's created_at and evidence time) must be written
+        # twice, not as &id001 / *id001, which a person would not know to keep in sync.
+        return True
+
     def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
         # Indent block lists under their key (`  - item`) as DESIGN.md 4 shows.
         super().increase_indent(flow, False)

@@ -189,8 +189,9 @@ async def measure(root: Path, texts: list[str], warmup: int) -> dict[str, Any]:
             if i < warmup:
                 continue
             latencies.append(elapsed)
+            # Both blocks go into default_prompt (prompt_route): profile, then memories.
             injected += len(ctx.event.default_prompt) > 1
-            recalled += len(ctx.event.prompt) > 1
+            recalled += len(ctx.event.default_prompt) > 2
         # The search alone, for the breakdown: other questions than the handler saw (query
         # vectors are cached by text, so repeating those would time a cache hit).
         fresh = questions(random.Random(len(texts)), 2 * len(texts))

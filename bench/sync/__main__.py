@@ -70,7 +70,7 @@ def watch_process_ready(root: Path) -> float:
     """Seconds from starting `memvault watch` until it says it watches (imports, model
     load, reconcile of an indexed vault); then SIGTERM and wait for a clean exit."""
     script = Path(sys.executable).parent / "memvault"
-    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "indexer.cli"]
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "memvault_cli"]
     started = time.perf_counter()
     proc = subprocess.Popen(
         [*cmd, "watch", "--vault", str(root)], stderr=subprocess.PIPE, text=True

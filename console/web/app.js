@@ -5,7 +5,7 @@
   const MV = window.MV;
   const { h, t } = MV;
 
-  const TABS = ['episodes', 'profiles', 'history', 'injection', 'audit', 'transfer', 'health'];
+  const TABS = ['episodes', 'profiles', 'candidates', 'events', 'history', 'injection', 'audit', 'transfer', 'health'];
   const state = (MV.state = { meta: null, scopes: null, scope: null, isolation: 'session', gen: 0,
     tab: 'episodes', dirty: new Set(TABS), scopesSeq: 0 });
   const STALE = (MV.STALE = Object.freeze({ stale: true, message: 'stale answer' }));
@@ -46,7 +46,11 @@
     let placeholder = root.querySelector(':scope > [data-testid="choose-scope"]');
     if (panel.needsScope && !state.scope) {
       if (!placeholder) {
-        placeholder = MV.emptyState('choose_scope', 'choose-scope');
+        // The chat list is on the left on a wide screen, behind "☰ Chats" on a narrow one:
+        // app.css shows the sentence that matches the layout.
+        placeholder = h('p', { class: 'empty', testid: 'choose-scope' },
+          h('span', { class: 'wide-only', testid: 'choose-scope-wide', i18n: 'choose_scope' }),
+          h('span', { class: 'narrow-only', testid: 'choose-scope-narrow', i18n: 'choose_scope_narrow' }));
         root.prepend(placeholder);
       }
       Array.from(root.children).forEach((c) => { c.hidden = c !== placeholder; });
@@ -77,11 +81,12 @@
     }
   };
 
-  /** Episode files of a folder: a number (any status), or {active, archived, superseded}. */
+  /** Active memories of a folder (what the Episodes list counts under its default filter):
+   * a number, or from an older server {active, archived, superseded}. */
   function count(c) {
     if (typeof c === 'number') return c;
     if (!c || typeof c !== 'object') return 0;
-    return Object.values(c).reduce((sum, n) => sum + (typeof n === 'number' ? n : 0), 0);
+    return typeof c.active === 'number' ? c.active : 0;
   }
 
   function renderScopes() {
@@ -107,7 +112,7 @@
           'data-bot': bot.bot || '', 'data-session': chat.session, 'aria-current': selected ? 'true' : null,
           title: chat.session_key || chat.session, onclick: () => MV.selectScope(bot.bot || null, chat.session) },
         h('span', { class: 'chat-name' }, chat.session),
-        h('span', { class: 'count', testid: 'scope-count', title: t('episode_files') }, String(n)),
+        h('span', { class: 'count', testid: 'scope-count', title: t('active_memories') }, String(n)),
         h('span', { class: 'chat-sub muted small', i18n: 'chat_counts',
           vars: { speakers: chat.speakers || 0, episodes: n } }));
         list.append(h('li', null, button));
@@ -246,7 +251,7 @@
     const sdk = window.langbot;
     // Language: the person's choice if any, else the host's (followed until they switch).
     const chosen = MV.store.get(MV.KEYS.language);
-    MV.i18n.override = chosen === 'en_US' || chosen === 'zh_Hans' ? chosen : null;
+    MV.i18n.override = MV.LANGS.includes(chosen) ? chosen : null;
     await MV.setLanguage(MV.i18n.override || MV.langFile((ctx && ctx.language) || sdk.language));
     sdk.onLanguageChange((language) => {
       // The host SDK re-translated [data-i18n] with its language: put ours back.

@@ -9,7 +9,7 @@
   const STATUSES = ['active', 'archived', 'superseded', 'all'];
   const MODES = ['hybrid', 'text', 'vector'];
   const ui = { status: 'active', page: 1, query: '', mode: 'hybrid', list: null, results: null,
-    editing: null, seq: 0 };
+    editing: null, seq: 0, unsaved: {} };
   let root = null;
   let els = {};
 
@@ -37,8 +37,14 @@
       if (!ui.query) ui.results = null;
       load();
     });
+    // Synapse's fields (fields.js): filters for the list and the search, a "new memory" form.
+    const filters = MV.fields.filterBar(() => { ui.page = 1; load(); });
+    const creating = h('div', { testid: 'episode-create' });
+    const closeCreate = () => creating.replaceChildren();
+    const newButton = h('button', { type: 'button', class: 'btn', testid: 'episode-new', i18n: 'new_memory',
+      onclick: () => creating.replaceChildren(MV.fields.createForm(() => { closeCreate(); load(); }, closeCreate)) });
     els = {
-      status, query, mode, form,
+      status, query, mode, form, filters, creating,
       summary: h('p', { class: 'muted summary', testid: 'episode-summary', 'aria-live': 'polite' }),
       problems: h('div', { testid: 'episode-problems' }),
       list: h('div', { class: 'episode-list', testid: 'episode-list' }),
@@ -46,18 +52,20 @@
     };
     root.replaceChildren(
       h('div', { class: 'toolbar' }, form,
-        h('label', { class: 'inline-label' }, h('span', { i18n: 'status' }), status)),
-      els.summary, els.problems, els.list, els.pager);
+        h('label', { class: 'inline-label' }, h('span', { i18n: 'status' }), status), newButton),
+      filters.node, creating, els.summary, els.problems, els.list, els.pager);
   }
 
   function clear() {
     Object.assign(ui, { status: 'active', page: 1, query: '', mode: 'hybrid', list: null,
-      results: null, editing: null });
+      results: null, editing: null, unsaved: {} });
     ui.seq++;
     if (!root) build();
     els.status.value = 'active';
     els.query.value = '';
     els.mode.value = 'hybrid';
+    els.filters.reset();
+    els.creating.replaceChildren();
     els.summary.replaceChildren();
     els.problems.replaceChildren();
     els.list.replaceChildren();
@@ -70,13 +78,14 @@
     els.list.setAttribute('aria-busy', 'true');
     try {
       if (ui.query) {
-        const body = { query: ui.query, mode: ui.mode, top_k: 20 };
+        const body = Object.assign({ query: ui.query, mode: ui.mode, top_k: 20 }, els.filters.body());
         if (ui.status !== 'active') body.status = ui.status;
         const data = await MV.call('/search', body);
         if (seq !== ui.seq) return;
         ui.results = data;
       } else {
-        const data = await MV.call('/episodes', { status: ui.status, page: ui.page });
+        const data = await MV.call('/episodes',
+          Object.assign({ status: ui.status, page: ui.page }, els.filters.body()));
         if (seq !== ui.seq) return;
         ui.results = null;
         ui.list = data;
@@ -139,12 +148,18 @@
     const speaker = ep.speaker ? (ep.speaker.name || ep.speaker.id) : null;
     const head = h('div', { class: 'ep-head' },
       h('span', { class: 'badge badge-' + ep.status, testid: 'episode-status', i18n: 'status_' + ep.status }),
+      // Still `active` in its file, but past expires_at: recall and search leave it out.
+      ep.expired ? h('span', { class: 'badge badge-expired', testid: 'episode-expired', i18n: 'expired',
+        title: t('expired_since', { date: MV.fmtDate(ep.expires_at) }) }) : null,
       typeof ep.score === 'number'
         ? h('span', { class: 'score', testid: 'episode-score', title: t('score') }, MV.fmtNum(ep.score)) : null,
-      relevanceChip(ep),
+      MV.explain.chip(ep),
       h('span', { class: 'muted', title: ep.created_at || '' }, MV.fmtDate(ep.created_at)),
       speaker ? h('span', { class: 'speaker', title: ep.speaker.id || '' }, '@' + speaker) : null,
       h('span', { class: 'muted', title: t('field_importance') }, '★'.repeat(Math.max(0, Math.min(5, ep.importance || 0)))),
+      ep.priority && ep.priority !== 'normal' ? h('span', { class: 'chip chip-priority-' + ep.priority,
+        testid: 'episode-priority', 'data-priority': ep.priority, title: t('field_priority'),
+        i18n: 'priority_' + ep.priority }) : null,
       ep.verified ? h('span', { class: 'chip chip-ok', testid: 'episode-verified', i18n: 'verified' }) : null);
     const content = h('p', { class: 'ep-content', testid: 'episode-content' }, ep.content || '');
     const tags = (ep.tags || []).length
@@ -158,58 +173,10 @@
         metaItem('superseded_by', ep.superseded_by), metaItem('sha256', ep.sha256),
         Object.entries(ep.extra || {}).map(([k, v]) => [h('dt', null, k),
           h('dd', null, h('code', null, typeof v === 'string' ? v : JSON.stringify(v)))])));
-    MV.append(node, [head, content, tags, ep.explain ? explainLine(ep.explain) : null, details,
-      ep.explain ? explainBox(ep.explain) : null,
+    MV.append(node, [head, content, tags, ep.explain ? MV.explain.line(ep.explain) : null, details,
+      ep.explain ? MV.explain.table(ep.explain) : null,
       ui.editing === ep.id ? editForm(ep) : actions(ep)]);
     return node;
-  }
-
-  /** Absolute relevance and whether it reaches the floor recall uses: the number is
-   * explain.absolute.value with 3 decimals, as `memvault search --explain` prints it. */
-  function relevanceChip(ep) {
-    const abs = ep.explain && ep.explain.absolute;
-    if (!abs || typeof abs.value !== 'number') return null;
-    const vars = { value: abs.value.toFixed(3), floor: Number(abs.floor).toFixed(2) };
-    return h('span', { class: 'chip ' + (abs.passed ? 'chip-ok' : 'chip-below'),
-      testid: 'episode-relevance', 'data-passed': String(Boolean(abs.passed)),
-      i18n: abs.passed ? 'relevance_passed' : 'relevance_below', vars });
-  }
-
-  // explain: any shape -> flat "a.b.c = value" rows, so new score components show up as-is.
-  function flatten(value, prefix, out) {
-    if (value && typeof value === 'object' && !Array.isArray(value)) {
-      for (const [key, inner] of Object.entries(value)) flatten(inner, prefix ? prefix + '.' + key : key, out);
-    } else {
-      out.push([prefix, Array.isArray(value) ? value.join(', ') : value]);
-    }
-    return out;
-  }
-
-  /** One line that is always visible: each list's rank and share, then the factors. */
-  function explainLine(explain) {
-    const parts = [];
-    for (const [name, src] of Object.entries(explain.sources || {})) {
-      if (!src || typeof src !== 'object') continue;
-      parts.push(src.rank == null ? h('span', null, name + ' —')
-        : h('span', null, name + ' #' + src.rank + ' ', h('b', null, (src.contribution >= 0 ? '+' : '') + MV.fmtNum(src.contribution))));
-    }
-    for (const key of ['relevance', 'recency', 'importance', 'speaker', 'update']) {
-      if (typeof explain[key] === 'number' && explain[key] !== 1) parts.push(h('span', null, key + ' ×' + MV.fmtNum(explain[key])));
-    }
-    return parts.length ? h('div', { class: 'explain-line', testid: 'explain-summary' }, parts) : null;
-  }
-
-  function explainBox(explain) {
-    const rows = flatten(explain, '', []);
-    const main = ['absolute', 'fusion', 'text', 'vector', 'relevance', 'recency', 'importance', 'speaker', 'update', 'score'];
-    const first = rows.filter(([k]) => main.some((m) => k === m || k.startsWith(m + '.') || k.startsWith('sources.' + m + '.')));
-    const rest = rows.filter((r) => !first.includes(r));
-    const tr = ([key, value]) => h('tr', { 'data-key': key },
-      h('th', { scope: 'row' }, key), h('td', null, MV.fmtNum(value)));
-    return h('details', { class: 'explain', testid: 'explain' },
-      h('summary', { testid: 'explain-toggle', i18n: 'why_score' }),
-      h('table', { class: 'explain-table', testid: 'explain-table' },
-        h('tbody', null, first.map(tr), rest.map(tr))));
   }
 
   function actions(ep) {
@@ -229,32 +196,56 @@
   }
 
   function editForm(ep) {
+    // After a conflict the person's text stays in the form until they choose (see conflictBox).
+    const mine = ui.unsaved[ep.id];
     const area = h('textarea', { class: 'edit-content', testid: 'episode-edit-content', rows: 5,
       'aria-label': t('content') });
     area.value = ep.content || '';
     const tags = h('input', { class: 'edit-tags', testid: 'episode-edit-tags', 'aria-label': t('tags_hint'),
       autocomplete: 'off' });
     tags.value = (ep.tags || []).join(', ');
+    const fields = MV.fields.fieldInputs(ep);  // category, key, priority, expiry, confidence
     const form = h('form', { class: 'edit-form stack', testid: 'episode-edit-form' },
       h('label', null, h('span', { i18n: 'content' }), area),
       h('label', null, h('span', { i18n: 'tags_hint' }), tags),
+      fields.nodes,
       h('div', { class: 'row' },
         h('button', { type: 'submit', class: 'btn btn-primary', testid: 'episode-edit-save', i18n: 'save' }),
         h('button', { type: 'button', class: 'btn', testid: 'episode-edit-cancel', i18n: 'cancel',
-          onclick: () => { ui.editing = null; replaceCard(ep); } })));
+          onclick: () => { ui.editing = null; delete ui.unsaved[ep.id]; replaceCard(ep); } })));
     form.addEventListener('submit', (event) => {
       event.preventDefault();
       const extra = {};
       if (area.value !== (ep.content || '')) extra.content = area.value;
       const newTags = tags.value.split(/[,，]/).map((s) => s.trim().replace(/^#/, '')).filter(Boolean);
       if (newTags.join('\n') !== (ep.tags || []).join('\n')) extra.tags = newTags;
+      Object.assign(extra, fields.collect());
       if (!Object.keys(extra).length) { ui.editing = null; replaceCard(ep); return; }
       change(ep, 'edit', form, extra);
     });
+    if (mine) {
+      form.prepend(conflictBox(ep, mine, form));
+      if (!mine.reloaded) MV.putTyped(form, mine.values); // re-drawn (a language switch): mine
+    }
     // After the form is in the page; never steal the focus from a field already chosen
     // (a fast typist, or a test filling the tags, would type into the body instead).
     setTimeout(() => { if (!form.contains(document.activeElement)) area.focus(); }, 0);
     return form;
+  }
+
+  function conflictBox(ep, mine, form) {
+    return MV.conflictBox(mine, form, (button) => loadDisk(ep, mine, button));
+  }
+
+  async function loadDisk(ep, mine, button) {
+    const seq = ui.seq;
+    try {
+      const fresh = await MV.busy(button.parentElement, MV.call('/episode', { id: ep.id }));
+      if (seq !== ui.seq) return;
+      MV.hideError();
+      mine.reloaded = true;
+      replaceCard(Object.assign({}, ep, fresh, { score: ep.score, explain: ep.explain }));
+    } catch (err) { MV.fail(err); }
   }
 
   async function change(ep, action, el, extra) {
@@ -268,12 +259,25 @@
       MV.markDirty(['history', 'audit', 'health']);
       if (action === 'delete') return removeCard(ep.id);
       ui.editing = null;
+      delete ui.unsaved[ep.id];
       replaceCard(Object.assign({}, ep, fresh, { score: ep.score, explain: ep.explain }));
     } catch (err) {
       if (err === MV.STALE || seq !== ui.seq) return;
       if (!MV.isConflict(err)) return MV.fail(err);
-      MV.showError(new Error(MV.errorText(err) + ' ' + t('conflict_reloaded')));
-      load();
+      if (action !== 'edit') {
+        MV.showError(err, 'conflict_reloaded');
+        return load();
+      }
+      // Keep what the person typed, in every field (never replaced by the disk version unasked):
+      // the form stays as it is, with the choices on top of it.
+      const form = el.closest('[data-testid="episode-edit-form"]') || el;
+      const values = MV.typed(form, (id, field) => !!field.closest('[data-testid="episode-conflict"]'));
+      const mine = { content: values['episode-edit-content'] || '', values, reloaded: false };
+      ui.unsaved[ep.id] = mine;
+      MV.showError(err, 'conflict_edit_kept');
+      const old = form.querySelector(':scope > [data-testid="episode-conflict"]');
+      if (old) old.remove();
+      form.prepend(conflictBox(ep, mine, form));
     }
   }
 

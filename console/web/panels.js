@@ -1,4 +1,4 @@
-/* History, Injection, Audit, Export / import and Health panels. */
+/* History, Injection, Audit and Export / import panels (Health: health.js). */
 (function () {
   'use strict';
   const MV = window.MV;
@@ -36,6 +36,7 @@
     MV.panels[name] = self;
     return self;
   }
+  MV.panel = panel; // health.js builds its panel the same way
 
   function section(titleKey, ...children) {
     return h('section', { class: 'card' }, h('h3', { i18n: titleKey }), ...children);
@@ -152,12 +153,49 @@
         snap.episode_ids && snap.episode_ids[i] ? h('code', { class: 'muted small' }, ' ' + snap.episode_ids[i]) : null));
       MV.fill(p.body,
         section('last_injection', summary),
+        placedSection(snap),
         section('injected_episodes', episodes.length ? h('ol', { class: 'injected' }, episodes) : MV.emptyState('none')),
+        retrieveSection(snap),
         profileSection('session_profile', snap.session_profile),
         profileSection('speaker_profile', snap.speaker_profile),
         section('raw_json', MV.jsonTools('injection', () => 'injection.json', () => JSON.stringify(snap, null, 2))));
     },
   });
+
+  // Where the injector put each block (snapshot `placed`), as recorded; nothing is inferred.
+  function placedSection(snap) {
+    if (!snap.placed || typeof snap.placed !== 'object') {
+      return section('placed_title', MV.emptyState('placed_unknown', 'injection-placed-unknown'));
+    }
+    const rows = Object.entries(snap.placed).map(([target, blocks]) => [
+      h('dt', null, target),
+      h('dd', { 'data-target': target },
+        (Array.isArray(blocks) && blocks.length) ? blocks.map((b) => t('block_' + b)).join(', ') : t('nothing_placed'))]);
+    const shown = snap.episode_ids || [];
+    const left = (snap.recalled_ids || []).filter((id) => !shown.includes(id));
+    if (left.length) rows.push([h('dt', { i18n: 'left_out_ids' }), idList(left, 'injection-left-out')]);
+    return section('placed_title', h('dl', { class: 'kv', testid: 'injection-placed' }, rows));
+  }
+
+  // What the runner's knowledge-base retrieve served and withheld in the same turn.
+  function retrieveSection(snap) {
+    if (!snap.placed) return null;
+    const r = snap.retrieve;
+    if (!r || typeof r !== 'object') {
+      return section('retrieve_title', MV.emptyState('no_retrieve', 'injection-retrieve-none'));
+    }
+    return section('retrieve_title', h('dl', { class: 'kv', testid: 'injection-retrieve' },
+      h('dt', { i18n: 'retrieve_searched' }),
+      h('dd', { 'data-key': 'searched' }, t(r.searched ? 'retrieve_did_search' : 'retrieve_no_search')),
+      h('dt', { i18n: 'retrieve_served' }), idList(r.served_ids || [], 'retrieve-served'),
+      h('dt', { i18n: 'retrieve_withheld' }), idList(r.withheld_ids || [], 'retrieve-withheld'),
+      r.at ? [h('dt', { i18n: 'recorded_at' }), h('dd', null, MV.fmtDate(r.at))] : null));
+  }
+
+  function idList(ids, testid) {
+    return h('dd', { testid },
+      ids.length ? ids.map((id) => h('code', { class: 'small', 'data-id': String(id) }, String(id) + ' ')) : t('none'));
+  }
 
   function profileSection(key, prof) {
     if (!prof) return null;
@@ -287,37 +325,4 @@
       MV.refreshScopes();
     } catch (err) { MV.fail(err); }
   }
-
-  // ------------------------------------------------------------------ health
-  const LEVELS = { green: 'level_green', amber: 'level_amber', red: 'level_red' };
-  panel('health', false, {
-    state: () => ({ loaded: false }),
-    build(p) {
-      p.overall = h('div', { testid: 'health-overall' });
-      p.cards = h('div', { class: 'health-cards', testid: 'health-cards' });
-      p.problems = h('div', { testid: 'health-problems' });
-      p.root.replaceChildren(p.overall, p.cards, p.problems);
-    },
-    clear(p) { p.overall.replaceChildren(); p.cards.replaceChildren(); p.problems.replaceChildren(); },
-    load(p) {
-      return p.fetch(() => (MV.state.scope ? MV.call('/health', {}) : MV.apiUnscoped('/health', {})));
-    },
-    render(p) {
-      const data = p.ui.data;
-      MV.fill(p.overall, h('p', { class: 'health-level level-' + data.level, 'data-level': data.level },
-        h('span', { class: 'dot', 'aria-hidden': 'true' }), h('span', { i18n: LEVELS[data.level] || 'level_unknown' }),
-        MV.state.scope ? null : h('span', { class: 'muted small', i18n: 'health_no_scope' })));
-      MV.fill(p.cards, (data.cards || []).map((c) => h('article', {
-        class: 'card health-card level-' + c.level, testid: 'health-card', 'data-id': c.id, 'data-level': c.level },
-      h('h3', null, h('span', { class: 'dot', 'aria-hidden': 'true' }), ' ', c.title || c.id,
-        h('span', { class: 'visually-hidden' }, ' (' + t(LEVELS[c.level] || 'level_unknown') + ')')),
-      h('p', { class: 'small health-detail', testid: 'health-detail' },
-        Array.isArray(c.detail) ? c.detail.join('\n') : (c.detail || '')))));
-      const problems = data.problems || [];
-      MV.fill(p.problems, h('h3', { i18n: 'problems' }), problems.length
-        ? h('ul', { class: 'problems' }, problems.map((x) => h('li', { testid: 'health-problem' },
-          h('code', null, (x.path || '?') + (x.line != null ? ':' + x.line : '') + ':'), ' ', x.message || '')))
-        : MV.emptyState('no_problems', 'health-no-problems'));
-    },
-  });
 })();

@@ -1,5 +1,6 @@
 /* Profiles panel: the chat's profile and each speaker's profile, editable field by field.
- * Every update sends the sha256 the page showed; a conflict reloads the panel. */
+ * Every update sends the sha256 the page showed; a conflict reloads the panel with what is on
+ * disk and puts back what the person had typed into the card's fields. */
 (function () {
   'use strict';
   const MV = window.MV;
@@ -45,6 +46,7 @@
   async function load() {
     if (!root) build();
     const seq = ++ui.seq;
+    let done = false;
     els.list.setAttribute('aria-busy', 'true');
     try {
       const data = await MV.call('/profiles', {});
@@ -53,11 +55,13 @@
       const have = new Set(profiles(true).map((p) => p.speaker));
       ui.added = ui.added.filter((p) => !have.has(p.speaker));
       render();
+      done = true;
     } catch (err) {
       if (seq === ui.seq) MV.fail(err);
     } finally {
       if (seq === ui.seq) els.list.removeAttribute('aria-busy');
     }
+    return done;
   }
 
   function profiles(serverOnly) {
@@ -185,10 +189,18 @@
     } catch (err) {
       if (err === MV.STALE || seq !== ui.seq) return;
       if (!MV.isConflict(err)) return MV.fail(err);
-      MV.showError(new Error(MV.errorText(err) + ' ' + t('conflict_reloaded')));
-      load();
+      MV.showError(err, 'conflict_typed_kept');
+      const typed = typedIn(p.speaker);
+      if (await load()) putBack(p.speaker, typed);
     }
   }
+
+  /** What the person typed into a card's fields (all, or all but one field's). */
+  function typedIn(speaker, except) {
+    return MV.typed(cardOf(speaker), (id) => !!except && id.includes('-' + except + '-'));
+  }
+
+  function putBack(speaker, typed) { MV.putTyped(cardOf(speaker), typed); }
 
   function cardOf(speaker) {
     return els.list.querySelector('[data-testid="profile-card"][data-speaker="' + CSS.escape(speaker == null ? '' : speaker) + '"]');
@@ -196,14 +208,7 @@
 
   /** Re-render after a save; what the person typed in the card's other fields is kept. */
   function replace(old, fresh, field) {
-    const typed = {};
-    const node = cardOf(old.speaker);
-    if (node) {
-      node.querySelectorAll('input[data-testid], textarea[data-testid]').forEach((el) => {
-        const id = el.getAttribute('data-testid');
-        if (!id.includes('-' + field + '-')) typed[id] = el.value;
-      });
-    }
+    const typed = typedIn(old.speaker, field);
     if (ui.data.session === old) ui.data.session = fresh;
     else if (ui.added.includes(old)) {
       ui.added = ui.added.filter((x) => x !== old);
@@ -212,11 +217,7 @@
       ui.data.speakers = (ui.data.speakers || []).map((x) => (x === old ? fresh : x));
     }
     render();
-    const again = cardOf(fresh.speaker);
-    for (const [id, value] of Object.entries(typed)) {
-      const el = again && again.querySelector('[data-testid="' + CSS.escape(id) + '"]');
-      if (el && !el.disabled) el.value = value;
-    }
+    putBack(fresh.speaker, typed);
   }
 
   MV.panels = MV.panels || {};

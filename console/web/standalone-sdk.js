@@ -10,8 +10,9 @@
  *   removed from the address bar.
  * - Theme: localStorage "memvault.console.theme", else prefers-color-scheme; sets the same
  *   --langbot-* CSS variables and html class (light/dark) as LangBot's SDK.
- * - Language: localStorage "memvault.console.language" (en_US|zh_Hans), else navigator.language;
- *   loads ./i18n/<en_US|zh_Hans>.json and translates [data-i18n] elements.
+ * - Language: localStorage "memvault.console.language" (a file name of LANGS), else
+ *   navigator.language; loads ./i18n/<file>.json and translates [data-i18n] elements, and
+ *   reports the language as LangBot's web UI does ('ja-JP' for ja_JP.json).
  * Extras for the standalone host: setTheme(theme), setLanguage(language), host = 'standalone'.
  */
 (function () {
@@ -79,10 +80,18 @@
   }
 
   // ---------------------------------------------------------------- i18n
+  // As ui.js's MV.langFile (this file loads first, on its own).
+  var LANGS = ['en_US', 'zh_Hans', 'zh_Hant', 'ja_JP', 'vi_VN', 'th_TH', 'es_ES'];
   function fileOf(language) {
-    return String(language || '').toLowerCase().indexOf('zh') === 0 ? 'zh_Hans' : 'en_US';
+    var tag = String(language || '').toLowerCase().replace(/_/g, '-');
+    if (/^zh-(hant|tw|hk|mo)\b/.test(tag)) return 'zh_Hant';
+    var base = tag.split('-')[0];
+    for (var i = 0; i < LANGS.length; i++) {
+      if (LANGS[i].toLowerCase().split('_')[0] === base) return LANGS[i];
+    }
+    return 'en_US';
   }
-  function tagOf(file) { return file === 'zh_Hans' ? 'zh-Hans' : 'en-US'; }
+  function tagOf(file) { return file.replace('_', '-'); }
 
   function loadI18n(language) {
     var file = fileOf(language);

@@ -61,12 +61,19 @@
   MV.fill = (el, ...children) => { el.replaceChildren(); return append(el, children); };
 
   // ------------------------------------------------------------------ i18n
-  const dicts = { en_US: {}, zh_Hans: {} };
+  // The languages of LangBot's official plugins, as its page SDK names the files (i18n/ja_JP.json
+  // for the host's 'ja-JP'); index.html's #lang-select offers the same list.
+  MV.LANGS = ['en_US', 'zh_Hans', 'zh_Hant', 'ja_JP', 'vi_VN', 'th_TH', 'es_ES'];
+  const dicts = Object.fromEntries(MV.LANGS.map((lang) => [lang, {}]));
   const i18n = (MV.i18n = { lang: 'en_US', override: null, loaded: {} });
 
+  /** The file for a host or browser language tag: zh-TW / zh-HK / zh-Hant -> zh_Hant, other
+   * Chinese -> zh_Hans, else by the first subtag (es-MX -> es_ES); English when none fits. */
   MV.langFile = function (language) {
     const tag = String(language || '').toLowerCase().replace(/_/g, '-');
-    return tag.startsWith('zh') ? 'zh_Hans' : 'en_US';
+    if (/^zh-(hant|tw|hk|mo)\b/.test(tag)) return 'zh_Hant';
+    const base = tag.split('-')[0];
+    return MV.LANGS.find((lang) => lang.toLowerCase().split('_')[0] === base) || 'en_US';
   };
 
   async function loadDict(lang) {
@@ -86,6 +93,9 @@
     if (!vars) return text;
     return String(text).replace(/\{(\w+)\}/g, (m, name) => (name in vars ? String(vars[name]) : m));
   }
+
+  /** Whether `key` has a message (in the reader's language or English). */
+  MV.has = (key) => dicts[i18n.lang][key] != null || dicts.en_US[key] != null;
 
   MV.t = function (key, vars) {
     let text = dicts[i18n.lang][key];
@@ -118,7 +128,7 @@
 
   MV.applyI18n = function (root) {
     (root || document).querySelectorAll('[data-i18n]').forEach(translate);
-    document.documentElement.lang = i18n.lang === 'zh_Hans' ? 'zh-Hans' : 'en';
+    document.documentElement.lang = i18n.lang === 'en_US' ? 'en' : i18n.lang.replace('_', '-');
     document.title = MV.t('page_title');
   };
 
@@ -180,9 +190,15 @@
     return message === 'Request timeout' ? MV.t('error_timeout') : message;
   };
 
-  MV.showError = function (err) {
+  /** The server's message as it is, and (`advice`, an i18n key) what the page did about it
+   * and what to do next, as a sentence of its own in the reader's language. */
+  MV.showError = function (err, advice) {
     const banner = MV.$('#error-banner');
     MV.$('#error-message').textContent = MV.errorText(err);
+    const more = MV.$('#error-advice');
+    if (advice) MV.tr(more, advice);
+    else { more.removeAttribute('data-i18n'); more.textContent = ''; }
+    more.hidden = !advice;
     banner.dataset.code = (err && err.code) || '';
     banner.hidden = false;
   };

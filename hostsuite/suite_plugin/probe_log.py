@@ -1,4 +1,4 @@
-"""Where the probe and the runner write what they saw: JSON lines in $SUITE_PROBE_OUT."""
+"""Where the probe writes what it saw: JSON lines in $SUITE_PROBE_OUT."""
 
 import json
 import os

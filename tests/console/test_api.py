@@ -33,23 +33,30 @@ def first(ctx: ConsoleContext, scope=A, **extra: object) -> dict:
 
 
 @pytest.mark.parametrize(
-    "bad",
+    ("bad", "field", "fix"),
     [
-        {"bot": "bot-a", "session": ".."},
-        {"bot": "..", "session": "group_1"},
-        {"bot": "bot-a", "session": "group\x001"},
-        {"bot": "bot-a", "session": "g" * 5000},
-        {"bot": "bot-a", "session": ""},
-        {"bot": "bot-a"},
-        {"bot": 5, "session": "group_1"},
-        {"bot": "bot-a", "session": "group_1", "isolation": "everyone"},
+        ({"bot": "bot-a", "session": ".."}, "session", "path parts"),
+        ({"bot": "..", "session": "group_1"}, "bot", "path parts"),
+        ({"bot": "bot-a", "session": "group\x001"}, "session", "NUL"),
+        ({"bot": "bot-a", "session": "g" * 5000}, "session", "at most 1024"),
+        ({"bot": "bot-a", "session": ""}, "session", "missing"),
+        ({"bot": "bot-a"}, "session", "missing"),
+        ({"bot": 5, "session": "group_1"}, "bot", "must be a string"),
+        (
+            {"bot": "bot-a", "session": "group_1", "isolation": "everyone"},
+            "isolation",
+            "one of session, bot",
+        ),
     ],
 )
 @pytest.mark.parametrize("endpoint", ["/episodes", "/profiles", "/audit", "/history"])
-def test_bad_scope_ids_are_refused_with_a_reason(ctx, bad, endpoint):
+def test_bad_scope_ids_are_refused_with_a_reason(ctx, bad, field, fix, endpoint):
     err = error(ctx, endpoint, scope=bad)
     assert err.code == "bad_request" and err.status == 400
-    assert len(err.message) > 10
+    # The message names the field to fix and the rule it broke, in a line a person reads:
+    # the hostile value is not echoed back whole (5000 characters, a NUL).
+    assert field in err.message and fix in err.message, err.message
+    assert len(err.message) < 200 and "\x00" not in err.message, err.message
 
 
 def test_traversal_looking_ids_stay_inside_their_own_folder(ctx):
@@ -59,6 +66,9 @@ def test_traversal_looking_ids_stay_inside_their_own_folder(ctx):
     assert call(ctx, "/episodes", scope=sneaky)["total"] == 0
     found = call(ctx, "/search", scope=sneaky, query="spare key flowerpot")["items"]
     assert found == []
+    # ...while the same query in bot-b's own chat does find it (the search works here).
+    real = call(ctx, "/search", scope=scope_body(B), query="spare key flowerpot")["items"]
+    assert [h["content"] for h in real][:1] == ["Bob hides the spare key under the blue flowerpot"]
     absolute = {"bot": "/etc", "session": "passwd"}
     assert call(ctx, "/profiles", scope=absolute)["session"]["exists"] is False
 
@@ -75,8 +85,16 @@ def test_every_scoped_endpoint_answers_only_from_its_scope(ctx):
     listed = call(ctx, "/episodes", scope=a)
     assert listed["total"] == 2
     assert all(i["path"].startswith("bots/bot-a/") for i in listed["items"])
-    hits = call(ctx, "/search", scope=a, query="spare key under the blue flowerpot")["items"]
-    assert all("flowerpot" not in h["content"] for h in hits)
+    own = {"Alice is going to Beijing next week", "小明喜欢喝燕麦拿铁"}
+    mine = call(ctx, "/search", scope=a, query="When is Alice going to Beijing?")["items"]
+    assert mine and mine[0]["content"] == "Alice is going to Beijing next week"
+    assert {h["content"] for h in mine} <= own
+    # Bob's memory matches this query word for word in his chat, and never shows up in A's.
+    leak = "spare key under the blue flowerpot"
+    hits = call(ctx, "/search", scope=a, query=leak)["items"]
+    assert {h["content"] for h in hits} <= own
+    assert all(h["path"].startswith("bots/bot-a/sessions/group_1/") for h in hits)
+    assert "flowerpot" in call(ctx, "/search", scope=b, query=leak)["items"][0]["content"]
     bob = first(ctx, B)
     assert error(ctx, "/episode", scope=a, id=bob["id"]).code == "not_found"
     assert error(ctx, "/episode/delete", scope=a, id=bob["id"]).code == "not_found"

@@ -105,7 +105,7 @@ def test_static_files_only_from_the_web_folder(server):
 
 
 def _start(vault: Path, *args: str) -> tuple[subprocess.Popen[str], str]:
-    cmd = [sys.executable, "-m", "console.cli", "console", "--vault", str(vault), "--port", "0"]
+    cmd = [sys.executable, "-m", "memvault_cli", "console", "--vault", str(vault), "--port", "0"]
     proc = subprocess.Popen(
         [*cmd, *args],
         stdout=subprocess.PIPE,
@@ -144,7 +144,7 @@ def test_memvault_console_prints_a_token_url_serves_and_stops(ctx):
 
 def test_no_auth_only_on_loopback(ctx, tmp_path):
     out = subprocess.run(
-        [sys.executable, "-m", "console.cli", "console", "--vault", str(ctx.vault.root)]
+        [sys.executable, "-m", "memvault_cli", "console", "--vault", str(ctx.vault.root)]
         + ["--host", "0.0.0.0", "--no-auth", "--port", "0"],
         capture_output=True,
         text=True,
@@ -152,7 +152,7 @@ def test_no_auth_only_on_loopback(ctx, tmp_path):
     )
     assert out.returncode == 2 and "--no-auth" in out.stderr
     missing = subprocess.run(
-        [sys.executable, "-m", "console.cli", "console", "--vault", str(tmp_path / "none")],
+        [sys.executable, "-m", "memvault_cli", "console", "--vault", str(tmp_path / "none")],
         capture_output=True,
         text=True,
         timeout=60,

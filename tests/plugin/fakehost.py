@@ -11,6 +11,7 @@ from typing import Any
 from langbot_plugin.api.entities.builtin.provider.session import LauncherTypes, Session
 from langbot_plugin.api.proxies.event_context import EventContextProxy
 from langbot_plugin.api.proxies.execute_context import ExecuteContextProxy
+from langbot_plugin.api.proxies.invocation import bind_invocation, invocation_capability
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from langbot_plugin.runtime.io.handler import Handler
 
@@ -37,11 +38,25 @@ class FakeHost(Handler):
         # `_knowledge_base_uuids` query var; tests switch that on to reproduce it.
         self.kbs_from_query_var = False
         self.pipeline_kbs = [{"uuid": "kb-memvault", "name": "memory", "description": ""}]
+        # FAKE LLM behind INVOKE_LLM (it stands for the host's remote model, which cannot run
+        # here): scripted answers in order; an exception in the script is raised instead;
+        # every call sleeps `llm_sleep` seconds first; `llm_requests` logs each call's data.
+        self.llm_script: list[str | BaseException] = []
+        self.llm_sleep = 0.0
+        self.llm_requests: list[dict[str, Any]] = []
+        self.llm_models = ["model-fake"]
 
     async def call_action(
         self, action: A, data: dict[str, Any], timeout: float = 15.0, **kw: Any
     ) -> Any:
         self.calls.append(action.value)
+        # As the real Handler.call_action: a call made under an SDK invocation that has
+        # ended (a task an event handler left behind) raises "Plugin invocation has ended".
+        invocation = invocation_capability(self)
+        if action == A.INVOKE_LLM:
+            return await self._invoke_llm(data, invocation)
+        if action == A.GET_LLM_MODELS:
+            return {"llm_models": list(self.llm_models)}
         if action == A.GET_BOT_UUID:
             return {"bot_uuid": self.bot_uuid}
         if action == A.GET_QUERY_VARS:
@@ -79,6 +94,17 @@ class FakeHost(Handler):
             self.replies.append(data)
             return {}
         raise NotImplementedError(f"fake host does not answer {action}")
+
+    async def _invoke_llm(self, data: dict[str, Any], invocation: Any) -> dict[str, Any]:
+        self.llm_requests.append(data)
+        if self.llm_sleep:
+            await asyncio.sleep(self.llm_sleep)
+        if invocation is not None:
+            invocation.require_active()
+        answer = self.llm_script.pop(0) if self.llm_script else '{"candidates": []}'
+        if isinstance(answer, BaseException):
+            raise answer
+        return {"message": {"role": "assistant", "content": answer}}
 
     # Uploaded knowledge files: the runtime transfers them in chunks and the SDK reads the
     # local copy by key; the fake keeps them in `self.files` (storage_path -> bytes).
@@ -126,6 +152,48 @@ class FakeHost(Handler):
             }
         )
 
+    def responded_event(
+        self,
+        reply: str,
+        launcher_type: str = "group",
+        launcher_id: str = "123",
+        query_id: int = 7,
+        funcs_called: list[str] | None = None,
+    ) -> EventContextProxy:
+        """NormalMessageResponded as LangBot 4.11.2 emits it (after the runner answered,
+        before the reply is sent); the user's text is the query var `user_message_text`."""
+        session = {
+            "launcher_type": launcher_type,
+            "launcher_id": launcher_id,
+            "sender_id": self.query_vars.get("sender_id"),
+            "bot_uuid": self.bot_uuid,
+        }
+        return EventContextProxy.model_validate(
+            {
+                "event_name": "NormalMessageResponded",
+                "query_id": query_id,
+                "eid": 2,
+                "event": {
+                    "event_name": "NormalMessageResponded",
+                    "launcher_type": launcher_type,
+                    "launcher_id": launcher_id,
+                    "sender_id": self.query_vars.get("sender_id"),
+                    "session": session,
+                    "prefix": "",
+                    "response_text": reply,
+                    "finish_reason": "stop",
+                    "funcs_called": list(funcs_called or []),
+                },
+                "plugin_runtime_handler": self,
+            }
+        )
+
+    async def emit(self, handler: Any, ctx: Any) -> None:
+        """Run an event handler as the SDK's runtime does: inside an invocation scope that
+        is revoked when the handler returns (cli/run/handler.py action_invocation_scope)."""
+        with bind_invocation(self, config={}):
+            await handler(ctx)
+
     def command(
         self, text: str, launcher_type: str = "group", launcher_id: str = "123"
     ) -> ExecuteContextProxy:
@@ -157,4 +225,5 @@ async def started_plugin(host: FakeHost, vault_path: Path, **config: Any) -> Any
     plugin.config = {"vault_path": str(vault_path), **config}
     plugin.memory = main.MemoryService(main.PluginSettings.from_config(plugin.config))
     await asyncio.to_thread(plugin.memory.start, None, watch=False)
+    await plugin.wire_llm()  # as initialize() does: the FAKE LLM when a model is set
     return plugin

@@ -3,7 +3,9 @@ then unpacked and imported in a fresh interpreter that cannot see the repo's own
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import re
 import subprocess
 import sys
 import zipfile
@@ -13,6 +15,13 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "build_plugin.py"
+WEB = REPO / "console" / "web"
+# Measured on this tree just before the package was made lean (2026-12-01): 235 files and
+# 1,514 KiB, the console's page stored twice and the CLI's modules inside; issue 15 saw
+# 814 KB / 138 files on an older, smaller tree. The package must stay below both sizes and
+# below the file count it had (the modules added since keep it above 138).
+BEFORE_FILES = 235
+BEFORE_BYTES = 814 * 1000
 
 
 def load_builder():
@@ -24,10 +33,17 @@ def load_builder():
 
 @pytest.fixture(scope="module")
 def package(tmp_path_factory) -> Path:
-    if not (REPO / "plugin" / "manifest.yaml").exists():
-        pytest.skip("plugin/manifest.yaml is not written yet")
+    # No skip: the manifest is in the repository and `lbp` comes with '.[test]' (the
+    # README's test command), so a package that cannot be built is a failure to report.
     builder = load_builder()
-    return builder.build(tmp_path_factory.mktemp("dist"))
+    try:
+        return builder.build(tmp_path_factory.mktemp("dist"))
+    except builder.BuildError as err:
+        pytest.fail(
+            f"cannot build the .lbpkg: {err}\n(install the test tools as the README's test"
+            " command does: pip install -e '.[test]')",
+            pytrace=False,
+        )
 
 
 def test_package_name_and_contents(package):
@@ -39,14 +55,14 @@ def test_package_name_and_contents(package):
         requirements = zf.read("requirements.txt").decode()
     for required in builder.REQUIRED:
         assert required in names
-    # every plugin source file and every vendored package file made it in
-    for folder, prefix in ((REPO / "plugin", ""), *((REPO / n, f"{n}/") for n in builder.VENDORED)):
-        for path in folder.rglob("*.py"):
+    # every plugin source file and every template made it in (the vendored modules the
+    # plugin imports: test_unpacked_package_imports_with_only_vendored_code)
+    for folder, prefix in ((REPO / "plugin", ""), (REPO / "templates", "templates/")):
+        for path in folder.rglob("*"):
             rel = path.relative_to(folder).as_posix()
-            if "__pycache__" in rel or (not prefix and rel in builder.PLUGIN_SKIP):
+            if "__pycache__" in rel or path.is_dir() or (not prefix and rel in builder.PLUGIN_SKIP):
                 continue
             assert prefix + rel in names, rel
-    assert "templates/prompts_en.yaml" in names and "templates/episode.md" in names
     # nothing from a dev tree: no caches, no debug key, no tests, no repo package marker
     assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".lbpkg"))]
     assert ".env" not in names and "__init__.py" not in names
@@ -56,7 +72,7 @@ def test_package_name_and_contents(package):
 
 
 CHECK = r"""
-import importlib, sys, tempfile
+import ast, importlib, sys, tempfile
 from pathlib import Path
 
 root = Path(sys.argv[1]).resolve()
@@ -69,7 +85,9 @@ assert sys.argv[2] not in [p.rstrip("/") for p in sys.path], sys.path
 sys.path.insert(0, str(root))  # what the runtime does while importing components
 import yaml
 import main
-for spec in sorted(root.glob("components/*/*.yaml")):
+# every component the manifest's fromDirs find, the Page (components/pages/console/) too
+specs = sorted(root.glob("components/*/*.yaml")) + sorted(root.glob("components/pages/*/*.yaml"))
+for spec in specs:
     manifest = yaml.safe_load(spec.read_text("utf-8"))
     python = manifest["execution"]["python"]
     module = spec.parent.relative_to(root) / python["path"]
@@ -79,6 +97,43 @@ sys.path.remove(str(root))  # ...and only then (SDK 0.7.18): later imports must 
 for name in ("main", "vault", "indexer", "templates", "memory_service"):
     where = Path(sys.modules[name].__file__).resolve()
     assert root in where.parents, (name, where)
+
+
+def statements(path, name):
+    # (module, name or None) of every import in the file, function-level ones too (they run
+    # later, after the runtime took the plugin folder off sys.path)
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if isinstance(node, ast.Import):
+            yield from ((a.name, None) for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            anchor = package[: len(package) - node.level + 1] if node.level else []
+            base = ".".join([*anchor, *([node.module] if node.module else [])])
+            yield from ((base, a.name) for a in node.names)
+
+
+# Each module loaded from the package: every import it makes of the package's own code
+# resolves, to a fixpoint, so a module the build left out (a lazy import of a CLI module,
+# a vendored file missing) fails here and not in a chat.
+shipped = {p.stem for p in root.glob("*.py")} | {p.name for p in root.iterdir() if p.is_dir()}
+checked = set()
+while True:
+    loaded = [
+        (n, Path(m.__file__)) for n, m in list(sys.modules.items())
+        if n not in checked and getattr(m, "__file__", None)
+        and root in Path(m.__file__).resolve().parents
+    ]
+    if not loaded:
+        break
+    for name, path in loaded:
+        checked.add(name)
+        for base, attr in statements(path, name):
+            if base.split(".")[0] not in shipped:
+                continue
+            target = importlib.import_module(base)
+            if attr and attr != "*" and not hasattr(target, attr):
+                importlib.import_module(f"{base}.{attr}")
+assert len(checked) > 100 and "console.api" in checked, sorted(checked)
 from vault.create import init_vault
 from vault.keys import ScopeId
 from vault.operations import Vault
@@ -94,9 +149,16 @@ print("ok", main.MemVaultPlugin.__name__)
 
 
 def test_unpacked_package_imports_with_only_vendored_code(package, tmp_path):
-    unpacked = tmp_path / "MemVault"
-    with zipfile.ZipFile(package) as zf:
-        zf.extractall(unpacked)
+    # Unpacked as LangBot's runtime installs a package: its own verified extraction (entry
+    # count, ratio and path limits), manifest read and read-only tree.
+    from langbot_plugin.runtime.plugin.artifact import PluginArtifactStore
+
+    data = package.read_bytes()
+    artifact = PluginArtifactStore(tmp_path / "runtime").install_package(
+        data, hashlib.sha256(data).hexdigest()
+    )
+    assert (artifact.plugin_name, artifact.plugin_version) == ("MemVault", "0.1.0")
+    unpacked = artifact.code_path
     proc = subprocess.run(
         [sys.executable, "-I", "-c", CHECK, str(unpacked), str(REPO)],
         cwd=unpacked,
@@ -106,3 +168,43 @@ def test_unpacked_package_imports_with_only_vendored_code(package, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip() == "ok MemVaultPlugin"
+
+
+def test_package_is_lean(package):
+    builder = load_builder()
+    with zipfile.ZipFile(package) as zf:
+        names = zf.namelist()
+    assert builder.duplicates(package) == []
+    assert len(names) < BEFORE_FILES, f"{len(names)} files"
+    assert package.stat().st_size < BEFORE_BYTES, f"{package.stat().st_size} bytes"
+    # the page once, next to the Page component (where LangBot serves it from)
+    assert [n for n in names if n.startswith("console/web/") or n == "console/API.md"] == []
+    prefix = f"{builder.PAGE_DIR}/"
+    page = {n.removeprefix(prefix) for n in names if n.startswith(prefix)}
+    web = {p.relative_to(WEB).as_posix() for p in WEB.rglob("*") if p.is_file()}
+    assert sorted(web - builder.PAGE_SKIP - page) == []
+    # none of the command line's modules (nor the standalone console server's)
+    cli = re.compile(r"(vault|indexer|console)/(cli\w*|demo|server|evaluate)\.py|memvault_cli/.*")
+    assert [n for n in names if cli.fullmatch(n)] == []
+
+
+def test_a_file_stored_twice_fails_the_build(package, tmp_path):
+    builder = load_builder()
+    twice = tmp_path / package.name
+    with zipfile.ZipFile(package) as src, zipfile.ZipFile(twice, "w") as dst:
+        css = src.read(f"{builder.PAGE_DIR}/app.css")
+        for info in src.infolist():
+            dst.writestr(info, src.read(info))
+        dst.writestr("console/web/app.css", css)  # as the build once shipped the page
+    assert builder.duplicates(twice) == [[f"{builder.PAGE_DIR}/app.css", "console/web/app.css"]]
+    with pytest.raises(builder.BuildError, match="twice"):
+        builder.verify(twice)
+
+
+def test_the_build_prints_its_size_and_file_count(tmp_path, capsys):
+    builder = load_builder()
+    assert builder.main(["-o", str(tmp_path)]) == 0
+    (built,) = tmp_path.glob("*.lbpkg")
+    with zipfile.ZipFile(built) as zf:
+        count = len(zf.namelist())
+    assert f": {count} files, {built.stat().st_size} bytes (" in capsys.readouterr().out

@@ -339,7 +339,10 @@ async def test_export_l1_profiles_upstream_shape(plugin, host):
     assert session["profile"]["name"] == "Team chat"
     assert speaker["type"] == "speaker" and speaker["sender_id"] == "u1"
     assert speaker["profile"]["traits"] == ["kind"]
-    assert await say(cmd, host, "!memory export l3") == "Usage: !memory export [l2]"
+    assert await say(cmd, host, "!memory export l3") == (
+        "Usage: !memory export [l2] [--include-superseded] [--include-archived] "
+        "[--all-statuses] [--status <status>]"
+    )
     assert "export_profiles" in await say(cmd, host, "!memory audit")
 
 
@@ -362,7 +365,8 @@ async def test_export_l2_shape_and_status_flags(plugin, host):
     active = json.loads(await say(cmd, host, "!memory e l2 --status active"))
     assert [e["id"] for e in active["episodes"]] == [a.id] and active["statuses"] == ["active"]
     assert await say(cmd, host, "!memory export l2 junk") == (
-        "Usage: !memory export l2 [--status <status>]"
+        "Usage: !memory export [l2] [--include-superseded] [--include-archived] "
+        "[--all-statuses] [--status <status>]"
     )
 
 

@@ -12,7 +12,7 @@ from langbot_plugin.api.entities import events
 from tests.plugin.fakehost import FakeHost, started_plugin
 from vault.keys import ScopeId
 from vault.model import Speaker
-from vault.snapshots import read_snapshot
+from vault.snapshots import flush, read_snapshot
 
 KB = "kb-memvault"
 OPEN, CLOSE = "<memory-records>", "</memory-records>"
@@ -46,11 +46,22 @@ def profile(plugin, field, value, session="group_A", bot="bot-1", speaker=None, 
     return vault.update_profile(scope, field, "add", value, speaker=speaker, **kw)
 
 
+MEMORY_INTRO = "# Relevant Memories"
+
+
 def injected(ctx):
-    """(default_prompt message added, prompt message added), "" when none was."""
-    system = ctx.event.default_prompt[1].content if len(ctx.event.default_prompt) > 1 else ""
-    recalled = ctx.event.prompt[1].content if len(ctx.event.prompt) > 1 else ""
-    return system, recalled
+    """(profile message, memory message) the injector appended to `default_prompt`, "" when
+    none was. Checks on every use what LangBot 4.11 needs: nothing is added to `prompt` (the
+    host drops it), at most one message of each kind, the profile before the memories."""
+    assert [m.role for m in ctx.event.prompt] in ([], ["user"]), "nothing goes to prompt"
+    added = [m.content for m in ctx.event.default_prompt[1:]]
+    assert all(m.role == "system" for m in ctx.event.default_prompt[1:])
+    memory = [i for i, text in enumerate(added) if text.startswith(MEMORY_INTRO)]
+    profile = [i for i, text in enumerate(added) if not text.startswith(MEMORY_INTRO)]
+    assert len(memory) <= 1 and len(profile) <= 1, added
+    if memory and profile:
+        assert profile[0] < memory[0], "the profile block comes first"
+    return (added[profile[0]] if profile else "", added[memory[0]] if memory else "")
 
 
 def fenced(text):
@@ -84,9 +95,12 @@ async def test_kb_not_attached_to_this_pipeline_means_no_injection(plugin, opted
     assert "_ltm_context" not in opted_in.query_vars
 
 
-async def test_own_kb_is_removed_from_naive_rag(plugin, opted_in):
+async def test_the_pipelines_kb_list_is_left_as_the_pipeline_set_it(plugin, opted_in):
+    # Pruning it did not stop LangBot 4.11's runner from retrieving (seen on the real host);
+    # the turn ledger keeps memories from reaching the model twice instead.
     await turn(plugin, opted_in, "hello")
-    assert opted_in.query_vars["_knowledge_base_uuids"] == ["kb-other"]
+    assert opted_in.query_vars["_knowledge_base_uuids"] == [KB, "kb-other"]
+    assert "_memvault_kb_uuids" not in opted_in.query_vars
 
 
 # --------------------------------------------------------------------------- content
@@ -103,7 +117,7 @@ async def test_profiles_speaker_and_recalled_episodes(plugin, opted_in):
     assert "## Session Memory\n- Notes: This group plans the spring release" in system
     assert "## Current Speaker Profile\n- Name: Alice\n- Traits: nurse" in system
     assert system.endswith("## Current Speaker\n- Name: Alice\n- ID: u1")
-    assert ctx.event.default_prompt[1].role == "system" and ctx.event.prompt[1].role == "system"
+    assert [m.content for m in ctx.event.default_prompt[1:]] == [system, recalled]
     (line,) = fenced(recalled)
     assert line.startswith("[1] [") and f"id:{episode.id}" in line
     assert "importance:4" in line and "recency:fresh" in line and "speaker:current" in line
@@ -194,6 +208,7 @@ async def test_bot_isolation_shares_episodes_across_one_bots_chats_only(tmp_path
         system, recalled = injected(ctx)
         assert "Lisbon" in recalled  # same bot: shared L2
         assert "A's own notes" not in system  # profiles stay per chat
+        flush()  # the snapshot is written after the turn (vault.snapshots): wait for it
         snapshot = json.loads(
             next((tmp_path / "vault/.memvault/snapshots").glob("*.json")).read_text()
         )
@@ -231,6 +246,7 @@ async def test_command_messages_get_no_recall_and_keep_the_last_snapshot(plugin,
     remember(plugin, "Alice's flight to Tokyo is on Tuesday")
     profile(plugin, "notes", "shared context")
     await turn(plugin, opted_in, "Tokyo flight", query_id=1)
+    flush()  # the snapshot is written after the turn (vault.snapshots): wait for it
     snapshot = next((plugin.memory.settings.vault_path / ".memvault/snapshots").glob("*.json"))
     before = snapshot.read_text()
     for text in ("!memory list Tokyo", "！memory"):
@@ -238,6 +254,7 @@ async def test_command_messages_get_no_recall_and_keep_the_last_snapshot(plugin,
         system, recalled = injected(ctx)
         assert recalled == "" and "shared context" in system
         assert opted_in.query_vars["_ltm_context"]["episodes"] == []
+    flush()
     assert snapshot.read_text() == before
 
 
@@ -260,15 +277,21 @@ async def test_a_record_cannot_break_out_of_the_fence(plugin, opted_in):
 
 async def test_snapshot_records_what_was_injected(plugin, opted_in):
     episode = remember(plugin, "Alice's flight to Tokyo is on Tuesday")
-    await turn(plugin, opted_in, "Tokyo flight", query_id=42)
+    ctx = await turn(plugin, opted_in, "Tokyo flight", query_id=42)
     snap = read_snapshot(plugin.memory.settings.vault_path, ScopeId("bot-1", "group_A"))
     assert snap["query_id"] == 42 and snap["session_name"] == "group_A"
     assert snap["scope_key"] == snap["user_key"] == "bot-1:group_A"
-    assert snap["kb_id"] == KB and snap["naive_rag_suppressed"] is True
+    assert snap["kb_id"] == KB and "naive_rag_suppressed" not in snap
+    assert snap["placed"] == {"default_prompt": ["profile", "memories"]}
+    assert snap["recalled_ids"] == [episode.id] and snap["retrieve"] is None
     assert snap["episode_ids"] == [episode.id] and snap["episode_count"] == 1
     assert snap["injected"] is True and snap["injection_chars"] > 0 and snap["left_out"] == 0
     assert snap["episodes"] == opted_in.query_vars["_ltm_context"]["episodes"]
     assert "Alice's flight to Tokyo is on Tuesday" in snap["episode_text"]
+    assert [m.content for m in ctx.event.default_prompt[1:]] == [
+        snap["profile_text"],
+        snap["episode_text"],
+    ]
     assert len(snap["profile_text"]) == snap["profile_chars"]
 
 
@@ -298,7 +321,7 @@ async def test_a_failing_search_is_logged_and_the_turn_goes_on(
         caplog.text
     )
     assert opted_in.query_vars["_ltm_context"]["episodes"] == []
-    assert opted_in.query_vars["_knowledge_base_uuids"] == ["kb-other"]
+    assert opted_in.query_vars["_knowledge_base_uuids"] == [KB, "kb-other"]
 
 
 async def test_memory_unavailable_injects_nothing(plugin, opted_in, caplog):
@@ -337,8 +360,13 @@ async def test_unreadable_kb_list_means_no_memory_not_a_crash(plugin, host, capl
     "text", ['"unbalanced (query AND OR NOT * ~ ^2 [x TO', "\x00\u200b", "？？？", "a" * 5000]
 )
 async def test_odd_messages_still_recall(plugin, opted_in, caplog, text):
+    # Query syntax, control and zero-width characters, full-width punctuation and a very long
+    # word around a real question: the question still recalls its memory, fenced once.
     remember(plugin, "Alice's flight to Tokyo is on Tuesday")
     with caplog.at_level(logging.ERROR):
-        await turn(plugin, opted_in, text)
+        ctx = await turn(plugin, opted_in, f"{text} when is Alice's flight to Tokyo")
     assert "injection_failed" not in caplog.text
-    assert "_ltm_context" in opted_in.query_vars
+    _, memories = injected(ctx)
+    assert "flight to Tokyo is on Tuesday" in memories
+    assert memories.count(MEMORY_INTRO) == 1
+    assert "Tokyo" in str(opted_in.query_vars["_ltm_context"]["episodes"])

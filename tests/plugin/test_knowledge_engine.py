@@ -130,7 +130,9 @@ async def test_retrieve_stays_inside_the_chat_and_decorates_records(plugin, kb):
     assert meta["tags"] == ["pets"] and meta["importance"] == 4 and meta["status"] == "active"
     assert meta["path"].startswith("bots/bot-1/sessions/group_A/episodes/")
     assert meta["user_key"] == "bot-1:group_A" and meta["origin"] == "chat"
-    assert {"relevance", "recency", "importance", "speaker"} <= set(meta["score_components"])
+    assert {"relevance", "recency", "priority", "confidence", "speaker"} <= set(
+        meta["score_components"]
+    )
     assert 0 <= entry.score <= 1 and entry.distance == pytest.approx(1 - entry.score)
     assert response.total_found == 1
     other = await kb.retrieve(ctx("what is the cat called", session="group_B", sender="u2"))

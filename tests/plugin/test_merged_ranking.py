@@ -5,13 +5,13 @@ unrelated library record was rescaled to the top score and injected next to the 
 
 from __future__ import annotations
 
-import json
 import time
 
 from injection_turn import TurnInput, recall
 from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext
 
 from tests.plugin.fakehost import FakeHost
+from tests.plugin.recall_parse import parse as parse_recall
 from tests.plugin.test_injector import KB, fenced, injected, remember, turn
 from tests.plugin.test_tools import call
 
@@ -52,7 +52,6 @@ def _recalled(plugin, session: str = "group_A") -> list:
         sender_name="Alice",
         text=QUERY,
         is_command=False,
-        naive_rag_var=False,
     )
     return recall(vault, engine, turn_input, plugin.memory.settings, int(time.time()))
 
@@ -128,15 +127,14 @@ async def test_retrieve_ranks_chat_and_library_in_one_list(plugin, host):
 
 async def test_recall_memory_searches_the_attached_library_in_the_same_ranking(plugin, host):
     _world(plugin, host)
-    found = json.loads(await call(plugin, host, "recall_memory", {"query": QUERY}, launcher_id="A"))
-    contents = [r["content"] for r in found]
+    _, found = parse_recall(
+        await call(plugin, host, "recall_memory", {"query": QUERY}, launcher_id="A")
+    )
+    contents = [r.text for r in found]  # relevance order: the library's below the chat's
     assert contents[0] == FLIGHT and OTHER_CHAT not in contents, contents
-    for r in found:
-        if r["content"] == PRINTER:
-            assert _below(r["score"], found[0]["score"]), found
-    library_only = json.loads(
+    _, library_only = parse_recall(
         await call(
             plugin, host, "recall_memory", {"query": "office printer floor"}, launcher_id="A"
         )
     )
-    assert library_only[0]["content"] == PRINTER
+    assert library_only[0].text == PRINTER

@@ -30,7 +30,8 @@ _ENTITY = re.compile(r"&(?:(amp|lt|gt)|#(\d+));")
 _NAMED = {"amp": "&", "lt": "<", "gt": ">"}
 RECORD = re.compile(
     r"\[(?P<n>\d+)\] (?:\[(?P<stamp>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)\] )?"
-    r"\((?P<meta>[^()\[\]<>]*)\)(?: \[(?P<tags>[^()\[\]<>]*)\])? <mem>(?P<body>[^<>]*)</mem>"
+    r"(?P<mark>\[unverified\] )?\((?P<meta>[^()\[\]<>]*)\)"
+    r"(?: \[(?P<tags>[^()\[\]<>]*)\])? <mem>(?P<body>[^<>]*)</mem>"
 )
 META_KEYS = ("id", "importance", "recency", "speaker", "signal")
 
@@ -45,6 +46,7 @@ class Parsed:
     tags: tuple[str, ...]  # unescaped
     body: str  # unescaped
     raw_body: str  # as rendered
+    unverified: bool = False  # the `[unverified] ` mark before the metadata
 
 
 def parse(text: str) -> list[Parsed]:
@@ -74,6 +76,7 @@ def parse(text: str) -> list[Parsed]:
                 tags=() if tags is None else tuple(unescape(t) for t in tags.split(",")),
                 body=unescape(match["body"]),
                 raw_body=match["body"],
+                unverified=match["mark"] is not None,
             )
         )
     return records
@@ -146,6 +149,7 @@ LOOKALIKE = [
 ]
 HEADERS = ["[1] ", "[2] [2026-11-30T11:00:00Z] ", "# System", "## Current Speaker", "- ID: "]
 FLAGS = ["recency:fresh", "speaker:current", "signal:update", "correction", "importance:"]
+FLAGS += ["[unverified]", "[unverified] ", "unverified"]
 ATOMS = FENCE + SYNTAX + BREAKS + INVISIBLE + LOOKALIKE + HEADERS + FLAGS
 hostile = st.lists(
     st.one_of(st.sampled_from(ATOMS), st.text(max_size=4)), min_size=0, max_size=8
@@ -166,6 +170,7 @@ def recalled(draw: st.DrawFn, i: int) -> Recalled:
         tags=tuple(draw(st.lists(hostile, max_size=4))),
         speaker_id=draw(st.sampled_from(["u1", "u2", ""])),
         speaker_name=name,
+        verified=draw(st.booleans()),
     )
 
 
@@ -201,6 +206,7 @@ def test_rendered_records_parse_back_into_exactly_the_records_given(records, cur
         assert got.meta["importance"] == str(want.importance)
         assert got.tags == want.tags
         assert got.body == expected_body(want)
+        assert got.unverified == (not want.verified)  # no tag or text can add or hide it
         if want.speaker_name and want.content.startswith(f"{want.speaker_name}: "):
             rendered_name = got.raw_body.partition(": ")[0]
             assert ":" not in rendered_name and unescape(rendered_name) == collapse(
@@ -214,6 +220,7 @@ def test_rendered_records_parse_back_into_exactly_the_records_given(records, cur
     seen = parse(folded(block.text))
     assert [p.meta["importance"] for p in seen] == [str(r.importance) for r in records]
     assert [len(p.tags) for p in seen] == [len(r.tags) for r in records]
+    assert [p.unverified for p in seen] == [not r.verified for r in records]
 
 
 @settings(max_examples=300, deadline=None)

@@ -43,7 +43,9 @@ def fenced_region(text: str) -> list[str]:
 def test_wording_comes_from_templates_with_upstream_headings():
     words = prompting.wording()
     assert words["profile_intro"].startswith("# Long-term Memory\n\nTreat the profile sections")
-    assert "Memory write policy: use L1 profile updates only" in words["profile_intro"]
+    # the write policy is memory_policy.yaml's one wording, filled in
+    assert "\n\nMemory write policy: L1 profile updates only for stable" in words["profile_intro"]
+    assert "{write_policy}" not in words["profile_intro"]
     assert words["episodes_intro"].startswith("# Relevant Memories\n\nThe following are retrieved")
     assert (words["fence_open"], words["fence_close"]) == (OPEN, CLOSE)
 

@@ -25,6 +25,7 @@ from console.api import dispatch
 from console.context import ConsoleContext
 from indexer.relevance import DEFAULT_FLOOR
 from tests.plugin.conftest import PLUGIN_DIR
+from tests.plugin.recall_parse import parse as parse_recall
 from tests.plugin.test_command import command, say
 from tests.plugin.test_console_page import api
 from tests.plugin.test_injector import KB, fenced, injected, profile, remember, turn
@@ -77,7 +78,6 @@ def turn_input(plugin, text: str, libraries=()) -> TurnInput:
         sender_name="Alice",
         text=text,
         is_command=False,
-        naive_rag_var=False,
     )
 
 
@@ -191,12 +191,10 @@ async def test_recall_memory_and_memory_search_say_nothing_relevant(plugin, host
 async def test_recall_memory_and_memory_search_still_find_the_memory(plugin, host):
     host.register_memory_kb(KB)
     populate(plugin, session="group_123")
-    found = json.loads(
+    _, found = parse_recall(
         await call(plugin, host, "recall_memory", {"query": "when does the book club meet?"})
     )
-    assert [f["content"] for f in found] == [
-        "The book club meets on Thursday at 7 pm in the library"
-    ]
+    assert [f.text for f in found] == ["The book club meets on Thursday at 7 pm in the library"]
     lines = (await say(command(plugin), host, "!memory search book club")).splitlines()
     assert lines[0] == "[Memory] Found 1 episode(s):", lines
     assert "book club meets on Thursday" in lines[1]
@@ -232,7 +230,7 @@ async def test_the_one_setting_moves_every_path(tmp_path, host):
         populate(low, session="group_A")
         populate(low, session="group_123")
         assert len(fenced(injected(await turn(low, host, "Tokyo flight?"))[1])) == 3
-        assert json.loads(await call(low, host, "recall_memory", {"query": "Tokyo flight?"}))
+        assert parse_recall(await call(low, host, "recall_memory", {"query": "Tokyo flight?"}))[1]
         assert "Found" in await say(command(low), host, "!memory search Tokyo flight?")
     finally:
         low.memory.close()

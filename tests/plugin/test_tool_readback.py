@@ -7,6 +7,8 @@ import json
 
 import pytest
 
+from tests.plugin.recall_parse import ids as recalled_ids
+from tests.plugin.recall_parse import parse as parse_recall
 from tests.plugin.test_command import command, say
 from tests.plugin.test_tools import call
 from vault.check import check_vault
@@ -30,8 +32,8 @@ async def test_a_blank_sender_id_is_no_speaker_and_the_memory_reads_back(plugin,
     (stored,) = vault.list_episodes(plugin.memory.scope("group_123", "bot-1")).items
     assert stored.episode.speaker is None
     assert check_vault(vault.root).problems == ()
-    found = json.loads(await call(plugin, opted_in, "recall_memory", {"query": "office plant"}))
-    assert [f["id"] for f in found] == [stored.episode.id]
+    found = await call(plugin, opted_in, "recall_memory", {"query": "office plant"})
+    assert recalled_ids(found) == [stored.episode.id]
 
 
 @pytest.mark.parametrize("launcher_id", ["1.swp", "9.tmp", "x~"])
@@ -39,10 +41,10 @@ async def test_a_chat_id_shaped_like_an_editor_file_is_recalled(plugin, opted_in
     content = f"chat {launcher_id} likes the harbour ferry"
     remembered = await call(plugin, opted_in, "remember", {"content": content}, launcher_id)
     assert remembered == f"Remembered: {content}"
-    found = json.loads(
+    _, found = parse_recall(
         await call(plugin, opted_in, "recall_memory", {"query": "harbour ferry"}, launcher_id)
     )
-    assert [f["content"] for f in found] == [content]
+    assert [f.text for f in found] == [content]
 
 
 async def test_forget_tool_and_command_refuse_a_duplicated_id(plugin, opted_in):

@@ -3,10 +3,10 @@ over a real vault and real indexes in tmp_path: upstream messages and return sha
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
+from tests.plugin.recall_parse import ids as recalled_ids
+from tests.plugin.recall_parse import parse as parse_recall
 from vault import audit
 from vault.model import Speaker
 
@@ -114,26 +114,12 @@ async def test_remember_writes_through_the_vault_and_is_recalled_in_the_same_tur
     entries, _ = audit.read(vault.layout.audit_path(scope(plugin)))
     assert [(e.operation, e.source, e.query_id) for e in entries] == [("remember", "agent", 31)]
 
-    found = json.loads(await call(plugin, opted_in, "recall_memory", {"query": "Tokyo flight"}))
-    assert found[0]["id"] == episode.id and found[0]["content"] == content
-    assert set(found[0]) == {
-        "id",
-        "content",
-        "tags",
-        "importance",
-        "timestamp",
-        "sender_id",
-        "sender_name",
-        "source",
-        "status",
-        "superseded_by",
-        "score",
-    }
-    assert (found[0]["sender_id"], found[0]["sender_name"], found[0]["source"]) == (
-        "u1",
-        "Alice",
-        "agent",
-    )
+    text = await call(plugin, opted_in, "recall_memory", {"query": "Tokyo flight"})
+    counts, found = parse_recall(text)
+    assert counts == (1, 0, 1)  # the agent's memory is not verified until a person says so
+    assert found[0].id == episode.id and found[0].text == content and found[0].unverified
+    day = f"{episode.created_at:%Y-%m-%d}"
+    assert found[0].meta == f"high · plan · {day} · Alice · #travel"  # importance 4 -> high
 
 
 async def test_remember_a_correction_supersedes_the_old_memory(plugin, opted_in):
@@ -144,8 +130,10 @@ async def test_remember_a_correction_supersedes_the_old_memory(plugin, opted_in)
     vault, _ = plugin.memory.require()
     superseded = vault.list_episodes(scope(plugin), status="superseded").items
     assert [s.episode.body for s in superseded] == [old]
-    active = json.loads(await call(plugin, opted_in, "recall_memory", {"query": "Tokyo flight"}))
-    assert [a["content"] for a in active] == [new]
+    _, active = parse_recall(
+        await call(plugin, opted_in, "recall_memory", {"query": "Tokyo flight"})
+    )
+    assert [a.text for a in active] == [new]
 
 
 # --------------------------------------------------------------------------- recall_memory
@@ -154,9 +142,7 @@ async def test_remember_a_correction_supersedes_the_old_memory(plugin, opted_in)
 @pytest.mark.parametrize(
     ("params", "message"),
     [
-        ({}, "Error: query is required."),
-        ({"query": "  "}, "Error: query is required."),
-        ({"query": 5}, "Error: query is required."),
+        ({"query": 5}, "Error: query must be a string (or leave it out to list memories)."),
         ({"query": "x", "top_k": 0}, "Error: top_k must be a positive integer."),
         ({"query": "x", "top_k": "3"}, "Error: top_k must be a positive integer."),
         ({"query": "x", "speaker_id": 1}, "Error: speaker_id must be a string."),
@@ -193,7 +179,7 @@ async def test_recall_filters_and_exact_id(plugin, opted_in):
 
     async def ids(**params):
         text = await call(plugin, opted_in, "recall_memory", {"query": "blue tram", **params})
-        return [] if text == "No relevant memories found." else [r["id"] for r in json.loads(text)]
+        return recalled_ids(text)
 
     assert sorted(await ids()) == sorted([alice.id, bob.id])
     assert await ids(speaker_id="u2") == [bob.id]
@@ -204,10 +190,8 @@ async def test_recall_filters_and_exact_id(plugin, opted_in):
     assert sorted(await ids(time_before="2999-01-01T00:00:00Z")) == sorted([alice.id, bob.id])
     assert await ids(status="archived") == []
     assert await ids(status="deleted") == []
-    exact = json.loads(
-        await call(plugin, opted_in, "recall_memory", {"query": bob.id, "speaker_id": "u1"})
-    )
-    assert exact[0]["id"] == bob.id and exact[0]["score"] == 1.0
+    exact = await call(plugin, opted_in, "recall_memory", {"query": bob.id, "speaker_id": "u1"})
+    assert recalled_ids(exact)[0] == bob.id  # the exact id first, whatever the filters
 
 
 async def test_recall_never_returns_another_chats_memory(plugin, opted_in):
@@ -341,10 +325,10 @@ async def test_forget_rejects_an_id_that_is_not_an_id(plugin, opted_in):
     assert text.startswith("Error: episode id '../../etc/passwd' is not valid")
 
 
-async def test_tools_still_work_after_the_injector_pruned_our_kb(plugin, host, opted_in):
-    """On LangBot 4.11.2 list_pipeline_knowledge_bases answers from `_knowledge_base_uuids`,
-    which the injector prunes to stop double recall (found on the real host): the tools
-    must still see the pipeline's opt-in in the same turn."""
+async def test_tools_see_the_opt_in_after_the_injector_ran(plugin, host, opted_in):
+    """On LangBot 4.11.2 list_pipeline_knowledge_bases answers from `_knowledge_base_uuids`
+    (found on the real host); the injector leaves that variable alone, so the tools still
+    see the pipeline's opt-in in the same turn."""
     from langbot_plugin.api.entities import events
 
     from tests.plugin.test_injector import injector_for
@@ -353,7 +337,7 @@ async def test_tools_still_work_after_the_injector_pruned_our_kb(plugin, host, o
     ctx = host.prompt_event()
     (handler,) = injector_for(plugin).registered_handlers[events.PromptPreProcessing]
     await handler(ctx)
-    assert KB not in host.query_vars["_knowledge_base_uuids"]
+    assert host.query_vars["_knowledge_base_uuids"] == [KB, "kb-other"]
     reply = await call(plugin, host, "remember", {"content": "Alice likes jasmine tea"})
     assert reply.startswith("Remembered"), reply
     found = await call(plugin, host, "recall_memory", {"query": "jasmine tea"})

@@ -25,7 +25,11 @@ from vault.safewrite import ConflictError, LockTimeoutError
 from vault.store import BadRequestError, NotFoundError
 
 from . import memory_actions as act
+from . import memory_bulk as bulk
+from . import memory_candidates as cand
+from . import memory_events as events
 from . import memory_transfer as transfer
+from .memory_consolidate import consolidate
 from .memory_health import health
 from .memory_views import echo, one_line
 
@@ -50,14 +54,52 @@ SPECS: tuple[Spec, ...] = (
     Spec("list", act.list_episodes, "!memory list [page]", "active memories", ("l", "ls")),
     Spec("show", act.show, "!memory show <id>", "one memory in full"),
     Spec("forget", act.forget, "!memory forget <id>", "delete a memory", ("f", "del")),
-    Spec("archive", act.archive, "!memory archive <id>", "hide a memory from recall"),
+    Spec(
+        "archive",
+        bulk.archive,
+        "!memory archive <id> | archive --speaker/--tag/--before/--status [--yes]",
+        "hide a memory from recall; with filters: preview, then --yes archives them all",
+    ),
+    Spec(
+        "delete",
+        bulk.delete,
+        "!memory delete <id> | delete --speaker/--tag/--before/--status [--yes]",
+        "delete a memory; with filters: preview, then --yes deletes them all",
+    ),
+    Spec("verify", bulk.verify, "!memory verify <id>", "mark a memory as confirmed by a person"),
+    Spec("stats", bulk.stats, "!memory stats", "counts by status, priority, category, speaker"),
     Spec("restore", act.restore, "!memory restore <id>", "make a memory active again"),
     Spec("superseded", act.superseded, "!memory superseded [page]", "replaced memories"),
     Spec("archived", act.archived, "!memory archived [page]", "archived memories"),
     Spec("audit", transfer.audit_log, "!memory audit [page|export]", "operations, newest first"),
-    Spec("export", transfer.export, "!memory export [l2]", "profiles or episodes as JSON", ("e",)),
+    Spec(
+        "export",
+        transfer.export,
+        "!memory export [l2] [flags]",
+        "profiles or episodes as JSON (a status flag alone means l2)",
+        ("e",),
+    ),
     Spec("import", transfer.import_l2, "!memory import l2 <json>", "import episodes (JSON)"),
     Spec("history", transfer.history, "!memory history <id>", "git history of a memory's file"),
+    Spec("candidates", cand.candidates, "!memory candidates [page]", "proposed memories to review"),
+    Spec(
+        "candidate",
+        cand.candidate,
+        "!memory candidate accept|reject <id>",
+        "accept (into memory) or reject a proposed memory (also: candidates accept|reject)",
+    ),
+    Spec(
+        "consolidate",
+        consolidate,
+        "!memory consolidate preview|run",
+        "fold old memories into one summary: preview changes nothing, run applies it",
+    ),
+    Spec(
+        "events",
+        events.events,
+        "!memory events [open|closed|all] | events show <id>",
+        "your key events with this bot, from every chat",
+    ),
     Spec("health", health, "!memory health", "vault, index, embedding, isolation", ("h",), False),
 )
 
@@ -70,7 +112,7 @@ def usage_text() -> str:
     for spec in SPECS:
         also = f" (also: {', '.join(spec.aliases)})" if spec.aliases else ""
         lines.append(f"  {spec.usage} - {spec.help}{also}")
-    lines.append(f"  flags for search, list and export l2: {FLAGS}")
+    lines.append(f"  flags for search, list and export: {FLAGS}")
     return "\n".join(lines)
 
 
@@ -189,7 +231,7 @@ class Memory(Command):
             try:
                 configs = await pm.memory_kb_configs(self.plugin)
                 attached = await api.list_pipeline_knowledge_bases() if configs else []
-                kb_state, kb_id = pm.kb_state(configs, pm.with_recorded(attached, query_vars))
+                kb_state, kb_id = pm.kb_state(configs, attached)
             except Exception as exc:  # noqa: BLE001 - shown as unknown, never fatal
                 log.warning("memvault=kb_state_failed query_id=%s error=%r", ctx.query_id, str(exc))
         try:

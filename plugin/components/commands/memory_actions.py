@@ -8,25 +8,28 @@ chat: ids go to the vault API, which validates them, and never into a path here.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import Any
 
 from memory_service import relevant
 
-from indexer.engine import Engine
 from indexer.ranking import RankWeights
-from vault.keys import ScopeId
 from vault.model import STATUSES, FormatError, Profile
-from vault.operations import Vault
 from vault.snapshots import read_snapshot
-from vault.store import NotFoundError, StoredEpisode, read_episode_file
+from vault.store import read_episode_file
 
+from .memory_call import (
+    Call,
+    Reply,
+    find,
+    one_id,
+    parse_page,
+    parse_statuses,
+)
 from .memory_views import (
     PAGE_SIZE,
     day,
-    echo,
     episode_line,
     hidden_line,
+    injection_lines,
     kb_line,
     list_line,
     one_line,
@@ -37,110 +40,9 @@ from .memory_views import (
 
 log = logging.getLogger(__name__)
 
-# Upstream's status vocabulary; MemVault deletes by removing the file, so `deleted` never
-# matches anything but is accepted like upstream accepts it.
-UPSTREAM_STATUSES = ("active", "superseded", "archived", "deleted")
 SEARCH_TOP_K = 10
 # The recall tool's wording (recall_memory), for a search whose results all miss the floor.
 NO_RELEVANT = "No relevant memories found."
-
-
-class Reply(Exception):
-    """Stop here and answer with this text (usage, not found, nothing to do)."""
-
-    def __init__(self, text: str, outcome: str = "usage") -> None:
-        super().__init__(text)
-        self.text = text
-        self.outcome = outcome
-
-
-@dataclass(frozen=True)
-class Call:
-    """One `!memory` invocation, resolved: whose memory, who asks, with what parameters."""
-
-    memory: Any  # memory_service.MemoryService (not imported: components load standalone)
-    scope: ScopeId
-    params: tuple[str, ...]
-    sender_id: str
-    sender_name: str
-    query_id: int
-    vault: Vault | None = None
-    engine: Engine | None = None
-    kb_state: str = "unknown"  # none | inactive | active | unknown (pipeline_memory.kb_state)
-    kb_id: str | None = None
-
-    @property
-    def v(self) -> Vault:
-        assert self.vault is not None
-        return self.vault
-
-    @property
-    def e(self) -> Engine:
-        assert self.engine is not None
-        return self.engine
-
-
-# -- parameter parsing ---------------------------------------------------------------
-
-
-def parse_page(params: tuple[str, ...], usage: str) -> int:
-    if len(params) > 1:
-        raise Reply(usage)
-    if not params:
-        return 1
-    try:
-        return max(1, int(params[0]))
-    except ValueError:
-        raise Reply(usage) from None
-
-
-def parse_statuses(params: tuple[str, ...]) -> tuple[list[str], tuple[str, ...]]:
-    """Upstream's shared status flags; returns (statuses, the other parameters)."""
-    statuses = ["active"]
-    rest: list[str] = []
-    i = 0
-    while i < len(params):
-        value = params[i]
-        flag = {
-            "--include-superseded": "superseded",
-            "--include-archived": "archived",
-            "--include-deleted": "deleted",
-        }.get(value)
-        if flag:
-            if flag not in statuses:
-                statuses.append(flag)
-        elif value == "--all-statuses":
-            statuses = sorted(UPSTREAM_STATUSES)
-        elif value == "--status":
-            if i + 1 >= len(params):
-                raise Reply("Usage: --status <active|superseded|archived|deleted>")
-            wanted = params[i + 1].strip().lower()
-            if wanted not in UPSTREAM_STATUSES:
-                raise Reply("status must be one of: active, superseded, archived, deleted")
-            statuses = [wanted]
-            i += 1
-        else:
-            rest.append(value)
-        i += 1
-    return statuses, tuple(rest)
-
-
-def one_id(call: Call, usage: str) -> str:
-    if len(call.params) != 1:
-        raise Reply(usage)
-    return call.params[0]
-
-
-def find(call: Call, raw_id: str) -> StoredEpisode:
-    """The episode with this id in this chat's scope; ids of other scopes are not found."""
-    try:
-        return call.v.find_episode(call.scope, raw_id)
-    except NotFoundError:
-        raise Reply(
-            f"[Memory] Episode {echo(raw_id)} not found. Use !memory list (or archived, "
-            "superseded) to see the ids of this chat.",
-            "not_found",
-        ) from None
 
 
 # -- subcommands ----------------------------------------------------------------------
@@ -170,11 +72,7 @@ def overview(call: Call) -> str:
         lines.append(f"Unreadable episode files: {len(problems)} (see !memory health)")
     snapshot = read_snapshot(call.v.root, scope)
     if snapshot:
-        lines.append(
-            f"Last injection: {snapshot.get('recorded_at') or '?'}, "
-            f"{snapshot.get('episode_count', 0)} episode(s), "
-            f"{snapshot.get('injection_chars', 0)} chars"
-        )
+        lines.extend(injection_lines(snapshot))
     lines.append(f"Vault: {memory.settings.vault_path}")
     if memory.warnings:
         lines.append(f"Warnings: {len(memory.warnings)} (see !memory health)")

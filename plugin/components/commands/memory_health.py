@@ -23,6 +23,9 @@ from .memory_views import health_line, health_result
 def health(call: Call) -> str:
     memory = call.memory
     checks: list[Check] = [writable_check(memory.settings.vault_path), _pipeline(call)]
+    if memory.location is not None and memory.location.verdict is not None:
+        # Only a runtime-installed plugin is judged (vault_location): outside it, no line.
+        checks.append(("WARN" if memory.location.problem else "OK", memory.location.text()))
     checks += [("WARN", w) for w in memory.warnings]
     vault, engine = memory.vault, memory.engine
     if vault is None or engine is None:

@@ -75,8 +75,17 @@ def _json(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2)
 
 
+EXPORT_USAGE = (
+    "Usage: !memory export [l2] [--include-superseded] [--include-archived] "
+    "[--all-statuses] [--status <status>]"
+)
+
+
 def export(call: Call) -> str:
-    if not call.params:
+    params = call.params
+    if params and params[0].startswith("--"):  # upstream's status flags: only episodes have one
+        params = ("l2", *params)
+    if not params:
         data = export_scope(call.v, call.scope)
         if not data["profiles"]:
             return "[Memory] No profiles to export."
@@ -86,12 +95,12 @@ def export(call: Call) -> str:
         )
         record(call, "export_profiles", "profile", f"Exported {n} L1 profile entries")
         return text
-    if call.params[0] != "l2":
-        raise Reply("Usage: !memory export [l2]")
-    statuses, rest = parse_statuses(call.params[1:])
+    if params[0] != "l2":
+        raise Reply(EXPORT_USAGE)
+    statuses, rest = parse_statuses(params[1:])
     if rest:
-        raise Reply("Usage: !memory export l2 [--status <status>]")
-    if len(call.params) == 1:  # no flags: everything, like upstream
+        raise Reply(EXPORT_USAGE)
+    if len(params) == 1:  # no flags: everything, like upstream
         statuses = sorted(STATUSES)
     data = export_scope(call.v, call.scope)
     episodes = [e for e in data["episodes"] if e["status"] in statuses]
@@ -120,20 +129,39 @@ def import_l2(call: Call) -> str:
         payload = json.loads(" ".join(call.params[1:]))
     except json.JSONDecodeError as exc:
         raise Reply(f"Invalid JSON: {exc}", "bad_request") from None
-    if isinstance(payload, dict) and isinstance(payload.get("episodes"), list):
-        items = payload["episodes"]
-    elif isinstance(payload, list):
+    # Any of our exports: `!memory export` (profiles only), `export l2` (episodes only),
+    # `memvault export` / the console's (both), and LongTermMemory's of either kind.
+    if isinstance(payload, list):
         items = payload
+    elif (
+        isinstance(payload, dict)
+        and isinstance(payload.get("episodes", []), list)
+        and ("episodes" in payload or isinstance(payload.get("profiles"), list))
+    ):
+        items = payload.get("episodes", [])
     else:
         raise Reply("L2 import JSON must be a list or an object with episodes.", "bad_request")
     if not all(isinstance(item, dict) for item in items):
         raise Reply("Each imported episode must be an object.", "bad_request")
     result = import_payload(call.v, call.scope, payload, source="import")
+    return import_text(result)
+
+
+def import_text(result: dict[str, Any]) -> str:
     text = f"[Memory] Imported {result['imported']} L2 episode(s)."
     if result["skipped"]:
         text += f" Skipped {result['skipped']} already in this chat."
-    if result["profile"]:
-        text += " Profiles merged."
+    if result["deleted"]:
+        text += f" Skipped {result['deleted']} deleted upstream."
+    if result["renamed"]:
+        text += f" {len(result['renamed'])} got a new id (theirs is used here)."
+    if result["profiles"]:
+        text += f" Imported {result['profiles']} L1 profile(s)."
+    if result["profiles_skipped"]:
+        text += (
+            f" Kept {result['profiles_skipped']} existing profile(s) as they are (an import "
+            "never merges over one: edit it with !memory or the console)."
+        )
     return text
 
 

@@ -6,8 +6,9 @@ upstream has one; MemVault-only facts (vault path, file path, git history) are e
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from vault.audit import AuditEntry
 from vault.gitlog import CommitInfo
@@ -89,6 +90,48 @@ def kb_line(state: str, kb_id: str | None) -> str:
     if state == "none":
         return "L2 (Episodic): no KB configured"
     return "L2 (Episodic): KB state unknown (LangBot did not answer)"
+
+
+def _ids(values: Any, limit: int = 10) -> str:
+    """`[ep_a, ep_b]` from a snapshot list (a hand-edited snapshot is shown, bounded)."""
+    items = [echo(str(v)) for v in values] if isinstance(values, list) else []
+    more = f", +{len(items) - limit} more" if len(items) > limit else ""
+    return f"[{', '.join(items[:limit])}{more}]"
+
+
+def injection_lines(snapshot: Mapping[str, Any]) -> list[str]:
+    """The last turn as its snapshot recorded it: what went into default_prompt and what the
+    runner's `retrieve` served or withheld in that same turn. Only what was recorded."""
+    lines = [
+        f"Last injection: {snapshot.get('recorded_at') or '?'}, "
+        f"{snapshot.get('episode_count', 0)} episode(s), "
+        f"{snapshot.get('injection_chars', 0)} chars"
+    ]
+    placed = snapshot.get("placed")
+    if not isinstance(placed, dict):
+        lines.append("  Placed: not recorded (snapshot of an older MemVault)")
+        return lines
+    for target, blocks in placed.items():
+        names = ", ".join(str(b) for b in blocks) if isinstance(blocks, list) else ""
+        lines.append(f"  {echo(str(target))}: {names or 'nothing'}")
+    episode_ids = snapshot.get("episode_ids") or []
+    if episode_ids:
+        lines.append(f"  Memories in the prompt: {_ids(episode_ids)}")
+    recalled = snapshot.get("recalled_ids")
+    left = [i for i in recalled if i not in episode_ids] if isinstance(recalled, list) else []
+    if left:
+        lines.append(f"  Left out by the budget: {_ids(left)}")
+    retrieve = snapshot.get("retrieve")
+    if not isinstance(retrieve, dict):
+        lines.append("  Knowledge base retrieve: no call recorded for this turn")
+        return lines
+    served, withheld = retrieve.get("served_ids") or [], retrieve.get("withheld_ids") or []
+    searched = "searched" if retrieve.get("searched") else "no second search (same question)"
+    lines.append(
+        f"  Knowledge base retrieve ({searched}): served {len(served)} {_ids(served)}, "
+        f"withheld {len(withheld)} already recalled this turn {_ids(withheld)}"
+    )
+    return lines
 
 
 def profile_block(title: str, profile: Profile) -> list[str]:

@@ -1,44 +1,52 @@
 """PromptPreProcessing: put the chat's memory into the prompt, like LongTermMemory does.
 
-Per turn, in a pipeline that opted in (a MemVault knowledge base is attached to it):
-- `_knowledge_base_uuids` loses MemVault's KBs, so LangBot's naive RAG does not recall the
-  same memories a second time;
-- `default_prompt` gets ONE system message: the session profile, the current speaker's
-  profile and the current speaker's identity;
-- `prompt` gets ONE system message: the top-k episodes recalled for `user_message_text`
-  (one hybrid search in the chat's scope, the current speaker's episodes ranked up), fenced
-  as data and cut to the character budget (see prompting.py);
-- the query var `_ltm_context` is set with upstream's schema (speaker, session_profile,
-  speaker_profile or None, episodes: [{"content": <decorated display line>}]);
-- a snapshot of what was injected is written to `<vault>/.memvault/snapshots/` for
-  `!memory` and the console.
-Messages starting with `!` (commands) get the profile but no recall and no new snapshot, so
-`!memory` shows the last real turn. Any failure is logged with its context and the turn goes
-on without memory.
+Per turn, in a pipeline that opted in (a MemVault knowledge base is attached to it), two
+system messages are appended to `default_prompt`, where LangBot 4.11's runner keeps them
+(`event.prompt` is dropped by the host: see prompt_route, the one place that decides this):
+- the profile block: the session profile, the current speaker's profile and identity;
+- the memory block: the top-k episodes recalled for `user_message_text` (one hybrid search
+  in the chat's scope and the attached KBs' libraries, the current speaker's episodes ranked
+  up, only what reaches the relevance floor), fenced as data and cut to the character budget
+  (see prompting.py). Nothing relevant: no memory block.
+- the key-events block (only when the plugin setting event_types lists types): the current
+  speaker's open key events of this bot, from any chat, fenced as data (events_block.py).
+The injector owns recall: it records what it recalled and placed in the turn ledger
+(turn_ledger.py), so the runner's own `retrieve` of a MemVault KB in the same turn serves
+none of it again. `_knowledge_base_uuids` is left alone (pruning it does not stop 4.11's
+runner, and the tools read the pipeline's KBs from it).
+Also: the query var `_ltm_context` is set with upstream's schema (speaker, session_profile,
+speaker_profile or None, episodes: [{"content": <decorated display line>}]), and a snapshot
+of what was placed where is written to `<vault>/.memvault/snapshots/` for `!memory` and the
+console (retrieve adds what it served in the same turn).
+Messages starting with `!` (commands) get the profile but no recall, no ledger entry and no
+new snapshot, so `!memory` shows the last real turn. Any failure is logged with its context,
+leaves no ledger entry (retrieve then serves as without an injector) and the turn goes on
+without memory.
 
-Cost on the hot path: four host calls in parallel, one worker-thread hop that reads at most
-two profile files, runs one search (plus one per attached KB library that exists) and writes
-the snapshot. Nothing scans the scope's episode files.
+Cost on the hot path: two host calls in parallel (query vars, bot; the two KB lists are kept
+in process between turns: pipeline_memory.turn_facts), one worker-thread hop that reads at
+most two profile files, runs one search (the chat and its attached libraries together) and
+queues the snapshot (written after the turn is handed back, before any later snapshot
+write of the plugin: vault.snapshots). Nothing scans the scope's episode files.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from typing import Any
 
 import knowledge_store as ks
 import pipeline_memory as pm
+import prompt_route
+import turn_ledger as tl
 from injection_turn import Turn, TurnInput, ltm_context, prepare
 from langbot_plugin.api.definition.components.common.event_listener import EventListener
 from langbot_plugin.api.entities import context, events
-from langbot_plugin.api.entities.builtin.provider.message import Message
 
 log = logging.getLogger(__name__)
 
 COMMAND_PREFIXES = ("!", "！")  # LangBot's default command prefixes
-KB_UUIDS_VAR = "_knowledge_base_uuids"
 CONTEXT_VAR = "_ltm_context"
 
 
@@ -50,26 +58,41 @@ class MemoryInjector(EventListener):
         async def on_prompt_preprocessing(event_ctx: context.EventContext) -> None:
             await self.inject(event_ctx)
 
+        # Registered here: LangBot dispatches only ONE EventListener component per plugin.
+        # It queues candidate extraction and returns (turn_candidates): LangBot sends the
+        # reply only after this handler returned.
+        @self.handler(events.NormalMessageResponded)
+        async def on_normal_message_responded(event_ctx: context.EventContext) -> None:
+            await self.plugin.candidates.on_responded(event_ctx)
+
     async def inject(self, ctx: context.EventContext) -> None:
         started = time.perf_counter()
         session_name = ctx.event.session_name
+        ledger: tl.TurnLedger = self.plugin.turns
         log.info(
             "memvault=injection_started query_id=%s session_name=%s", ctx.query_id, session_name
         )
         try:
-            configs, pipeline_kbs, query_vars, bot_uuid = await asyncio.gather(
-                pm.memory_kb_configs(self.plugin),
-                ctx.list_pipeline_knowledge_bases(),
-                ctx.get_query_vars(),
-                ctx.get_bot_uuid(),
-            )
+            facts = await pm.turn_facts(self.plugin, ctx)  # the KB lists mostly kept in process
+            configs, pipeline_kbs = facts.configs, facts.pipeline_kbs
+            query_vars, bot_uuid = facts.query_vars, facts.bot_uuid
         except Exception:  # noqa: BLE001 - the host failed us; the turn goes on
             log.exception(
                 "memvault=injection_failed query_id=%s session_name=%s stage=host_calls",
                 ctx.query_id,
                 session_name,
             )
+            # Bot and sender are unknown: void the chat's entries, so the runner's retrieve
+            # of this turn is not held back by what an earlier turn injected.
+            ledger.forget_session(session_name)
             return
+        sender_id, sender_name = pm.sender_of(query_vars)
+        key = self._ledger_key(session_name, bot_uuid, sender_id)
+        # A new turn: whatever the last one recorded is void until this one succeeds.
+        if key is None:
+            ledger.forget_session(session_name)
+        else:
+            ledger.clear(key)
         if not configs:
             log.info("memvault=injection_skipped query_id=%s reason=no_kb_config", ctx.query_id)
             return
@@ -81,9 +104,8 @@ class MemoryInjector(EventListener):
                 ",".join(configs),
             )
             return
-        sender_id, sender_name = pm.sender_of(query_vars)
         try:
-            await self._inject(ctx, configs, attached, query_vars, bot_uuid, started)
+            await self._inject(ctx, attached, query_vars, bot_uuid, started, key)
         except Exception:  # noqa: BLE001 - memory must never break a turn
             log.exception(
                 "memvault=injection_failed query_id=%s session_name=%s kb_id=%s sender_id=%s",
@@ -94,23 +116,28 @@ class MemoryInjector(EventListener):
             )
             await self._set_context(ctx, ltm_context(sender_id, sender_name))
 
+    def _ledger_key(
+        self, session_name: str, bot_uuid: str | None, sender_id: str
+    ) -> tl.LedgerKey | None:
+        """The same key retrieve builds from its retrieval_settings; None without memory."""
+        memory = getattr(self.plugin, "memory", None)
+        try:
+            return tl.ledger_key(memory.scope(session_name, bot_uuid), sender_id)
+        except (AttributeError, ValueError):
+            return None
+
     async def _inject(
         self,
         ctx: context.EventContext,
-        configs: dict[str, Any],
         attached: list[str],
         query_vars: dict[str, Any],
         bot_uuid: str | None,
         started: float,
+        key: tl.LedgerKey | None,
     ) -> None:
         sender_id, sender_name = pm.sender_of(query_vars)
         memory = getattr(self.plugin, "memory", None)
-        # Suppressing naive RAG (a host call) runs while the file and index work does.
-        suppress = asyncio.ensure_future(self._suppress_naive_rag(ctx, configs, query_vars))
-        try:
-            result = await self._prepare(ctx, memory, attached, query_vars, bot_uuid)
-        finally:
-            await suppress
+        result = await self._prepare(ctx, memory, attached, query_vars, bot_uuid)
         if result is None:
             await self._set_context(ctx, ltm_context(sender_id, sender_name))
             return
@@ -127,14 +154,13 @@ class MemoryInjector(EventListener):
                 shown.displays,
             ),
         )
-        if injection.profile:
-            ctx.event.default_prompt.append(Message(role="system", content=injection.profile))
-        if shown.text:
-            ctx.event.prompt.append(Message(role="system", content=shown.text))
+        prompt_route.place(ctx.event, injection.profile, shown.text, prepared.events.text)
+        if key is not None and not turn.is_command:
+            self.plugin.turns.record(key, self._ledger_entry(turn, prepared, attached))
         log.info(
             "memvault=injection_ready query_id=%s kb_id=%s scope_key=%s user_key=%s "
             "sender_id=%s recall=%s block_count=%d episodes=%d recalled=%d left_out=%d "
-            "profile_chars=%d episode_chars=%d injection_chars=%d ms=%.1f",
+            "profile_chars=%d episode_chars=%d injection_chars=%d events=%d ms=%.1f",
             ctx.query_id,
             turn.kb_id,
             turn.scope.session_key,
@@ -148,7 +174,19 @@ class MemoryInjector(EventListener):
             len(injection.profile),
             len(shown.text),
             injection.chars,
+            len(prepared.events.ids),
             (time.perf_counter() - started) * 1000,
+        )
+
+    @staticmethod
+    def _ledger_entry(turn: TurnInput, prepared: Turn, attached: list[str]) -> tl.InjectorTurn:
+        return tl.InjectorTurn(
+            query_id=turn.query_id,
+            session_name=turn.session_name,
+            query=tl.normalise(turn.text),
+            kb_ids=frozenset(attached),
+            recalled_ids=prepared.recalled_ids,
+            placed_ids=prepared.placed_ids,
         )
 
     async def _prepare(
@@ -186,39 +224,8 @@ class MemoryInjector(EventListener):
             sender_name=sender_name,
             text="" if is_command else text.strip(),
             is_command=is_command,
-            naive_rag_var=KB_UUIDS_VAR in query_vars,
         )
         return turn, await memory.run(prepare, vault, engine, turn, memory.settings)
-
-    @staticmethod
-    async def _suppress_naive_rag(
-        ctx: context.EventContext, configs: dict[str, Any], query_vars: dict[str, Any]
-    ) -> None:
-        """Take MemVault's KBs out of `_knowledge_base_uuids` (the injector recalls them)."""
-        if KB_UUIDS_VAR not in query_vars:
-            log.warning(
-                "memvault=naive_rag_suppression_unavailable query_id=%s "
-                "reason=missing_kb_uuid_query_var",
-                ctx.query_id,
-            )
-            return
-        uuids = query_vars[KB_UUIDS_VAR]
-        if not isinstance(uuids, list):
-            log.warning(
-                "memvault=naive_rag_suppression_skipped query_id=%s "
-                "reason=invalid_kb_uuid_query_var",
-                ctx.query_id,
-            )
-            return
-        kept = [u for u in uuids if u not in configs]
-        if len(kept) == len(uuids):
-            return
-        try:
-            ours = [u for u in uuids if u in configs]
-            await ctx.set_query_var(pm.OPTED_IN_VAR, ours)
-            await ctx.set_query_var(KB_UUIDS_VAR, kept)
-        except Exception:  # noqa: BLE001 - runs as a task next to the turn's work
-            log.exception("memvault=naive_rag_suppression_failed query_id=%s", ctx.query_id)
 
     @staticmethod
     async def _set_context(ctx: context.EventContext, value: dict[str, Any]) -> None:

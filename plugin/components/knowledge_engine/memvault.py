@@ -2,7 +2,8 @@
 
 `retrieve` runs MemVault's hybrid search inside the chat's scope (from the host's
 `retrieval_settings`: session_name, bot_uuid, sender_id) plus this KB's own library of
-uploaded documents; it never searches without a session name. `ingest` turns an uploaded
+uploaded documents; it never searches without a session name, and never serves what the
+injector already put into this turn's prompt (kb_retrieve, turn_ledger). `ingest` turns an uploaded
 JSON export, Markdown or text file into episodes; `delete_document` removes exactly what one
 upload wrote. Which scope an upload goes to: see knowledge_store's module docstring.
 
@@ -20,28 +21,19 @@ import logging
 import time
 from typing import Any
 
+import kb_retrieve as kr
 import kb_upload as up
 import knowledge_store as ks
 import pipeline_memory as pm
-import prompting
+import turn_ledger as tl
 from langbot_plugin.api.definition.components.knowledge_engine.engine import (
     KnowledgeEngine,
     KnowledgeEngineCapability,
 )
-from langbot_plugin.api.entities.builtin.provider.message import ContentElement
-from langbot_plugin.api.entities.builtin.rag.context import (
-    RetrievalContext,
-    RetrievalResponse,
-    RetrievalResultEntry,
-)
+from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext, RetrievalResponse
 from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
 from langbot_plugin.api.entities.builtin.rag.models import IngestionContext, IngestionResult
-from memory_service import relevant
 
-from indexer.cli_show import relevance_fields
-from indexer.ranking import RankWeights
-from indexer.search import SearchResult
-from vault.keys import ScopeId
 from vault.names import UnsafeNameError
 from vault.store import BadRequestError
 
@@ -49,12 +41,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_TOP_K = 5
 MAX_TOP_K = 50
-
-
-def content_of(doc: Any) -> str:
-    """The chunk's text without the speaker prefix the indexer adds for matching."""
-    prefix = f"{doc.speaker_name}: " if doc.speaker_name else ""
-    return doc.text[len(prefix) :] if prefix and doc.text.startswith(prefix) else doc.text
 
 
 def _int(value: Any, default: int, low: int, high: int) -> int:
@@ -89,6 +75,7 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
         configs = await pm.memory_kb_configs(self.plugin)
         configs[kb_id] = dict(config or {})
         await self.plugin.set_plugin_storage(ks.KB_CONFIGS_KEY, json.dumps(configs).encode())
+        self.plugin.kb_cache.changed(configs)  # the next turn injects from this KB
         log.info("memvault=kb_created kb=%s import_scope=%r", kb_id, import_scope or "library")
 
     async def on_knowledge_base_delete(self, kb_id: str) -> None:
@@ -97,6 +84,7 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
         configs = await pm.memory_kb_configs(self.plugin)
         if configs.pop(kb_id, None) is not None:
             await self.plugin.set_plugin_storage(ks.KB_CONFIGS_KEY, json.dumps(configs).encode())
+        self.plugin.kb_cache.changed(configs)  # the next turn no longer sees it
         try:
             vault, _ = self.plugin.memory.require()
         except RuntimeError as exc:
@@ -118,6 +106,9 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
     # -- retrieval --------------------------------------------------------------------
 
     async def retrieve(self, context: RetrievalContext) -> RetrievalResponse:
+        """The runner's retrieval (LocalAgent calls it for the KBs in ITS config). The
+        injector owns recall: what it already placed in this turn's prompt is never served
+        again, and the same question it answered is not searched twice (turn_ledger)."""
         started = time.perf_counter()
         kb_id = context.knowledge_base_id or ""
         settings = context.retrieval_settings or {}
@@ -128,8 +119,11 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
             return RetrievalResponse(results=[], total_found=0)
         if not query:
             return RetrievalResponse(results=[], total_found=0)
-        top_k = _int(settings.get("top_k"), DEFAULT_TOP_K, 1, MAX_TOP_K)
         sender = str(settings.get("sender_id") or "").strip()
+        if sender == "None":
+            # LangBot 4.11 sends str(query.sender_id), "None" when the turn has no sender;
+            # the injector knows that turn as "" (no speaker), and the ledger must match it.
+            sender = ""
         memory = self.plugin.memory
         try:
             vault, engine = memory.require()
@@ -138,86 +132,44 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
         except (RuntimeError, ValueError) as exc:
             log.warning("memvault=retrieve_failed kb=%s error=%r", kb_id, str(exc))
             return RetrievalResponse(results=[], total_found=0)
-        weights = RankWeights(half_life_days=memory.settings.half_life_days)
-        now = int(time.time())
-        floor = memory.settings.relevance_floor
-
-        def search() -> list[SearchResult]:
-            return engine.search(  # the chat's memory and this KB's library: one ranking
-                query,
-                scope,
-                top_k=top_k,
-                speaker_id=sender,
-                now=now,
-                weights=weights,
-                libraries=ks.present_libraries(vault, [library] if library else []),
-                floor=floor,
-            )
-
+        req = kr.RetrieveInput(
+            kb_id=kb_id,
+            query=query,
+            scope=scope,
+            library=library,
+            sender_id=sender,
+            top_k=_int(settings.get("top_k"), DEFAULT_TOP_K, 1, MAX_TOP_K),
+            half_life_days=memory.settings.half_life_days,
+            floor=memory.settings.relevance_floor,
+            now=int(time.time()),
+        )
+        key = tl.ledger_key(scope, sender)
+        turn = self.plugin.turns.lookup(key)
+        plan = tl.plan_retrieve(turn, query, kb_id)
         try:
-            found = await memory.run(search)
+            served = await memory.run(kr.serve, vault, engine, req, plan, turn)
         except Exception as exc:  # noqa: BLE001 - a failed search must not fail the turn
             log.warning("memvault=retrieve_failed kb=%s error=%r", kb_id, str(exc))
             return RetrievalResponse(results=[], total_found=0)
-        # The plugin's one floor, as injection and recall_memory use it: nothing relevant,
-        # nothing retrieved (LangBot then adds no knowledge to the prompt).
-        passed = relevant(found)
-        results = [self._entry(r, now, sender, scope, library) for r in passed[:top_k]]
+        ids = [r.doc.episode_id for r in served.results]
+        if turn is not None:
+            self.plugin.turns.note_served(key, turn.query_id, ids)
+        results = [kr.entry(r, req.now, sender, scope, library) for r in served.results]
         log.info(
-            "memvault=retrieve kb=%s scope=%s top_k=%d results=%d found=%d floor=%.2f ms=%.1f",
+            "memvault=retrieve kb=%s scope=%s top_k=%d results=%d found=%d withheld=%d "
+            "searched=%s injector_turn=%s floor=%.2f ms=%.1f",
             kb_id,
             scope.user_key,
-            top_k,
+            req.top_k,
             len(results),
-            len(found),
-            floor,
+            served.found,
+            len(served.withheld),
+            served.searched,
+            turn.query_id if turn is not None else "-",
+            req.floor,
             (time.perf_counter() - started) * 1000,
         )
-        return RetrievalResponse(results=results, total_found=len(passed))
-
-    @staticmethod
-    def _entry(
-        result: SearchResult, now: int, sender: str, scope: ScopeId, library: ScopeId | None
-    ) -> RetrievalResultEntry:
-        doc = result.doc
-        # By the injective index key: LangBot's user_key of a library could equal a chat's.
-        origin = "chat" if doc.index_key == scope.index_key else "library"
-        shown = library if origin == "library" and library is not None else scope
-        components = {
-            k: v
-            for k, v in result.explain.items()
-            if k in ("relevance", "recency", "importance", "speaker", "update", "age_days", "fused")
-        }
-        created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(doc.created_at))
-        similarity = max(0.0, min(1.0, result.score))
-        metadata = {
-            "episode_id": doc.episode_id,
-            "path": doc.path,
-            "content": content_of(doc),
-            "speaker_id": doc.speaker_id,
-            "speaker_name": doc.speaker_name,
-            "tags": list(doc.tags),
-            "importance": doc.importance,
-            "status": doc.status,
-            "created_at": created if doc.created_at else "",
-            "user_key": shown.user_key,  # LangBot's key, as upstream shows it
-            "scope_key": scope.session_key,
-            "origin": origin,  # chat: the chat's own memory; library: uploaded to this KB
-            "score": result.score,
-            "score_components": components,
-            **relevance_fields(result),  # absolute relevance, as `memvault search` shows it
-        }
-        return RetrievalResultEntry(
-            id=doc.episode_id,
-            content=[
-                ContentElement.from_text(
-                    prompting.display(prompting.recalled_from(result), now, sender)
-                )
-            ],
-            metadata=metadata,
-            distance=1.0 - similarity,
-            score=similarity,
-        )
+        return RetrievalResponse(results=results, total_found=len(results))
 
     # -- ingestion ----------------------------------------------------------------------
 

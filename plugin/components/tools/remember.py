@@ -10,6 +10,7 @@ from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider import session as provider_session
 
 from indexer.supersede import supersede_on_correction
+from vault.field_input import parse_confidence, parse_expiry, parse_priority
 from vault.model import CATEGORIES, Speaker
 from vault.names import UnsafeNameError
 from vault.store import BadRequestError
@@ -86,18 +87,28 @@ class Remember(Tool):
         if isinstance(opened, str):
             return opened
         vault, engine, scope = opened
+        try:  # Synapse's fields, read by the same rules as the CLI and the console
+            priority = parse_priority(params.get("priority"))
+            confidence = parse_confidence(params.get("confidence"))
+            expires_at = parse_expiry(
+                params.get("expires_at"), params.get("expires_in"), vault.clock()
+            )
+        except BadRequestError as exc:
+            return f"Error: {exc}."
         speaker = Speaker(turn.sender_id, turn.sender_name or None) if turn.sender_id else None
         log.info(
             "memvault=remember_storing query_id=%s kb_id=%s user_key=%s sender_id=%s "
-            "importance=%d tags=%s key=%s category=%s content_len=%d",
+            "importance=%d priority=%s tags=%s key=%s category=%s expires_at=%s content_len=%d",
             query_id,
             turn.kb_id,
             scope.user_key,
             turn.sender_id,
             importance,
+            priority or "-",
             ",".join(tags),
             key or "",
             category or "",
+            expires_at.isoformat() if expires_at else "-",
             len(content),
         )
         try:
@@ -112,6 +123,9 @@ class Remember(Tool):
                 category=category,
                 source="agent",
                 query_id=query_id,
+                priority=priority,
+                confidence=confidence,
+                expires_at=expires_at,
             )
         except (BadRequestError, UnsafeNameError) as exc:
             return f"Error: {exc}"

@@ -11,12 +11,31 @@ import logging
 from typing import Any
 
 from langbot_plugin.api.definition.components.page import Page, PageRequest, PageResponse
+from vault_location import VaultLocation
 
 from console.api import dispatch
-from console.context import ConsoleContext
+from console.context import ConsoleContext, Notice
 from console.errors import ApiError
 
 log = logging.getLogger(__name__)
+
+
+def location_notice(location: VaultLocation | None) -> Notice | None:
+    """The Health card for where the vault is: only a runtime-installed plugin is judged
+    (vault_location), so elsewhere there is no card."""
+    if location is None or location.verdict is None:
+        return None
+    return Notice(
+        level="WARN" if location.problem else "OK",
+        text=location.text(),
+        key=f"location_{location.verdict}",
+        vars={
+            "vault": str(location.vault),
+            "plugins": str(location.plugins_dir),
+            "recommended": str(location.recommended),
+            "evidence": location.evidence,
+        },
+    )
 
 
 class MemoryConsole(Page):
@@ -35,6 +54,7 @@ class MemoryConsole(Page):
             host="langbot",
             git_autocommit=settings.git_autocommit,
             warnings=list(memory.warnings),
+            location=location_notice(memory.location),
             floor=settings.relevance_floor,
         )
         try:

@@ -1,0 +1,70 @@
+"""/episode/create and what /episodes, /search and /episode/edit read of Synapse's fields.
+
+The create form and the edit form send the same fields as `remember` (tool and CLI) takes:
+category, key, priority, tags, expires_at or expires_in, confidence; the filter controls
+send tags, category, priority, verified, expiring_within. Both are parsed by the vault's
+own rules (vault.field_input, vault.episode_filter), so the page can never accept a value
+the CLI refuses, or the other way round.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from console.context import ConsoleContext
+from console.requests import Body
+from vault.episode_filter import Filters, parse_filters
+from vault.field_input import parse_edit, parse_fields
+from vault.views import episode_full
+
+EDIT_FIELDS = ("category", "key", "priority", "confidence", "expires_at", "expires_in")
+
+
+def body_filters(body: Body) -> Filters:
+    """The filter controls' values (absent or "" = no such filter)."""
+    raw = body.raw
+    return parse_filters(
+        tags=raw.get("tags"),
+        category=raw.get("category"),
+        priority=raw.get("priority"),
+        verified=raw.get("verified"),
+        expiring_within=raw.get("expiring_within"),
+    )
+
+
+def edit_fields(ctx: ConsoleContext, body: Body) -> dict[str, object]:
+    """The fields an edit sends (left out = unchanged), checked."""
+    return parse_edit({k: body.raw[k] for k in EDIT_FIELDS if k in body.raw}, ctx.vault.clock())
+
+
+def create(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
+    """A new memory a person typed in the console: verified, as it is their own word."""
+    scope = body.scope(ctx)
+    content = body.need("content")
+    raw = body.raw
+    fields = parse_fields(
+        now=ctx.vault.clock(),
+        category=raw.get("category"),
+        key=raw.get("key"),
+        priority=raw.get("priority"),
+        tags=body.strings("tags"),
+        expires_at=raw.get("expires_at"),
+        expires_in=raw.get("expires_in"),
+        confidence=raw.get("confidence"),
+    )
+    episode = ctx.vault.remember(
+        scope,
+        content,
+        tags=fields.tags,
+        key=fields.key,
+        category=fields.category,
+        source="console",
+        priority=fields.priority,
+        confidence=fields.confidence,
+        expires_at=fields.expires_at,
+        verified=True,
+    )
+    return episode_full(ctx.vault.find_episode(scope, episode.id))
+
+
+ROUTES = {"/episode/create": create}

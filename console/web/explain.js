@@ -1,0 +1,73 @@
+/* A search result's score in the reader's language: the relevance chip, the one-line
+ * summary (each list's rank and share, then the factors) and the full explain table.
+ * Names come from i18n (explain_src_<list>, explain_<factor>, explain_part_<segment>); a
+ * name the page does not know yet is shown as the server sent it. */
+(function () {
+  'use strict';
+  const MV = window.MV;
+  const { h, t } = MV;
+
+  // The multiplied parts of the score, in the order indexer/ranking.py applies them.
+  const FACTORS = ['relevance', 'recency', 'priority', 'confidence', 'speaker', 'named_speaker', 'update'];
+
+  const named = (prefix, name) => (MV.has(prefix + name) ? t(prefix + name) : name);
+
+  /** Absolute relevance and whether it reaches the floor recall uses: the number is
+   * explain.absolute.value with 3 decimals, as `memvault search --explain` prints it. */
+  function chip(ep) {
+    const abs = ep.explain && ep.explain.absolute;
+    if (!abs || typeof abs.value !== 'number') return null;
+    const vars = { value: abs.value.toFixed(3), floor: Number(abs.floor).toFixed(2) };
+    return h('span', { class: 'chip ' + (abs.passed ? 'chip-ok' : 'chip-below'),
+      testid: 'episode-relevance', 'data-passed': String(Boolean(abs.passed)),
+      i18n: abs.passed ? 'relevance_passed' : 'relevance_below', vars });
+  }
+
+  // explain: any shape -> flat "a.b.c = value" rows, so new score components show up as-is.
+  function flatten(value, prefix, out) {
+    if (value && typeof value === 'object' && !Array.isArray(value)) {
+      for (const [key, inner] of Object.entries(value)) flatten(inner, prefix ? prefix + '.' + key : key, out);
+    } else {
+      out.push([prefix, Array.isArray(value) ? value.join(', ') : value]);
+    }
+    return out;
+  }
+
+  function line(explain) {
+    const parts = [];
+    for (const [name, src] of Object.entries(explain.sources || {})) {
+      if (!src || typeof src !== 'object') continue;
+      const list = named('explain_src_', name);
+      parts.push(src.rank == null
+        ? h('span', { 'data-part': name, i18n: 'explain_absent', vars: { list } })
+        : h('span', { 'data-part': name },
+          t('explain_rank', { list, rank: src.rank }) + ' ',
+          h('b', null, (src.contribution >= 0 ? '+' : '') + MV.fmtNum(src.contribution))));
+    }
+    for (const key of FACTORS) {
+      if (typeof explain[key] !== 'number' || explain[key] === 1) continue;
+      parts.push(h('span', { 'data-part': key },
+        t('explain_factor', { factor: named('explain_', key), value: MV.fmtNum(explain[key]) })));
+    }
+    return parts.length ? h('div', { class: 'explain-line', testid: 'explain-summary' }, parts) : null;
+  }
+
+  function label(key) {
+    return key.split('.').map((part) => named('explain_part_', part)).join(' › ');
+  }
+
+  function table(explain) {
+    const rows = flatten(explain, '', []);
+    const main = ['absolute', 'fusion', 'text', 'vector', ...FACTORS, 'score'];
+    const first = rows.filter(([k]) => main.some((m) => k === m || k.startsWith(m + '.') || k.startsWith('sources.' + m + '.')));
+    const rest = rows.filter((r) => !first.includes(r));
+    const tr = ([key, value]) => h('tr', { 'data-key': key },
+      h('th', { scope: 'row', title: key }, label(key)), h('td', null, MV.fmtNum(value)));
+    return h('details', { class: 'explain', testid: 'explain' },
+      h('summary', { testid: 'explain-toggle', i18n: 'why_score' }),
+      h('table', { class: 'explain-table', testid: 'explain-table' },
+        h('tbody', null, first.map(tr), rest.map(tr))));
+  }
+
+  MV.explain = { chip, line, table };
+})();

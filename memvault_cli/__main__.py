@@ -1,0 +1,5 @@
+"""`python -m memvault_cli ...`: the same as the `memvault` console script."""
+
+from memvault_cli.main import main
+
+raise SystemExit(main())

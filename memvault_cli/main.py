@@ -1,0 +1,136 @@
+"""`memvault`: assemble the layers' commands, run one, map what it raised to an exit code.
+
+Exit codes come from one table, vault.errors.OUTCOMES (README "Exit codes"; the console
+maps the same table to HTTP statuses): 0 ok, 1 ran and found problems, 2 bad input,
+3 conflict, 4 unavailable, 5 internal error; 141 when the reader of stdout went away.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from pathlib import Path
+
+from console import cli as console_cli
+from indexer import cli as indexer_cli
+from vault import cli as vault_cli
+from vault.cli_parser import Layer, Parents, common_options, git_option
+from vault.errors import OUTCOMES, Internal, MemVaultError, kind_of, os_message
+from vault.readonly import explain_write_error
+
+log = logging.getLogger("memvault_cli")
+
+# In order: a layer's after-step (vault: commit outcome; indexer: wait for the index
+# writer) runs after every command, whichever layer the command came from.
+LAYERS: tuple[Callable[[], Layer], ...] = (vault_cli.layer, indexer_cli.layer, console_cli.layer)
+# What a shell reports for a Unix tool that SIGPIPE ended (`yes | head -1`): the reader of
+# our output went away, which is no error of ours, so nothing is printed.
+EXIT_PIPE_CLOSED = 128 + 13
+
+
+def version() -> str:
+    try:
+        return metadata.version("memvault")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+def exit_codes_text() -> str:
+    rows = [(0, "ok"), (1, "ran, and found problems (check, status, reindex; a write saved "
+            "but not committed or not indexed)")]  # fmt: skip
+    rows += sorted({(o.exit_code, o.meaning) for o in OUTCOMES.values()})
+    seen: dict[int, list[str]] = {}
+    for code, meaning in rows:
+        seen.setdefault(code, []).append(meaning)
+    return "exit codes:\n" + "\n".join(f"  {c}  {'; '.join(m)}" for c, m in seen.items())
+
+
+def build_parser(layers: Sequence[Layer]) -> argparse.ArgumentParser:
+    common = common_options()
+    parents = Parents(common=common, git=git_option())
+    parser = argparse.ArgumentParser(
+        prog="memvault",
+        description="File-first long-term memory for LangBot bots.",
+        parents=[common],
+        epilog=exit_codes_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"memvault {version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    owner: dict[str, str] = {}
+    for layer in layers:
+        for spec in layer.commands:
+            if spec.name in owner:  # no layer may replace another's command behind its back
+                raise Internal(
+                    f"`memvault {spec.name}` is claimed by both the {owner[spec.name]} and "
+                    f"the {layer.name} layer: give one of them another name"
+                )
+            owner[spec.name] = layer.name
+            inherited = [common, parents.git] if spec.commits else [common]
+            cmd = sub.add_parser(spec.name, parents=inherited, help=spec.help)
+            spec.arguments(cmd, parents)
+            cmd.set_defaults(run=spec.run, _read_only=spec.read_only)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(
+        level=os.environ.get("MEMVAULT_LOG", "WARNING").upper(),
+        format="%(levelname)s %(name)s %(message)s",
+    )
+    layers = [make() for make in LAYERS]
+    args = build_parser(layers).parse_args(argv)
+    try:
+        code = args.run(args)
+        for layer in layers:
+            if layer.after is not None:
+                code = layer.after(args, code)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit as "Exception ignored"
+        return code
+    except BrokenPipeError:
+        return pipe_closed()
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - every error becomes one line and its exit code
+        return fail(args, exc)
+
+
+def pipe_closed() -> int:
+    """`memvault list | head -5`: the reader left. Point stdout at /dev/null so the flush at
+    exit cannot fail again, and leave as quietly as a Unix tool."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout without a descriptor (captured): nothing to flush
+        pass
+    return EXIT_PIPE_CLOSED
+
+
+def fail(args: argparse.Namespace, exc: Exception) -> int:
+    """One line on stderr saying what happened and what to do; the exit code of its kind."""
+    if isinstance(exc, OSError) and not isinstance(exc, MemVaultError) and not args._read_only:
+        # A write the medium or permissions refused is said in words (vault.readonly).
+        exc = explain_write_error(exc, _vault_or_none(args), f"`memvault {args.command}`")  # type: ignore[assignment]
+    kind = kind_of(exc)
+    message = str(getattr(exc, "message", None) or exc)
+    if isinstance(exc, OSError) and not isinstance(exc, MemVaultError):
+        message = os_message(exc)
+    if kind == "internal":
+        log.debug("cli=internal_error command=%s", args.command, exc_info=exc)
+        message = (
+            f"internal error ({type(exc).__name__}: {message}): this is a MemVault bug, please "
+            "report it; MEMVAULT_LOG=debug prints the trace"
+        )
+    print(f"memvault: error: {message}", file=sys.stderr)
+    return OUTCOMES[kind].exit_code
+
+
+def _vault_or_none(args: argparse.Namespace) -> Path | None:
+    try:
+        return vault_cli.resolve_vault(args)
+    except MemVaultError:
+        return None

@@ -1,0 +1,35 @@
+"""Tool `close_event`: close one of the current speaker's open key events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import event_tools as et
+from langbot_plugin.api.definition.components.tool.tool import Tool
+from langbot_plugin.api.entities.builtin.provider import session as provider_session
+
+from vault.event_ops import close_event
+
+
+class CloseEvent(Tool):
+    async def call(
+        self, params: dict[str, Any], session: provider_session.Session, query_id: int
+    ) -> str:
+        opened = await et.open_turn(self, session, query_id, "close_event")
+        if isinstance(opened, str):
+            return opened
+        vault, actor, _ = opened
+        done = await et.run(
+            self,
+            "close_event",
+            query_id,
+            close_event,
+            vault,
+            actor,
+            params.get("id"),
+            params.get("resolution"),
+        )
+        if isinstance(done, str):
+            return done
+        e = done.event
+        return f"Closed key event {e.id} ({e.type}): {e.resolution}"

@@ -1,0 +1,41 @@
+"""Tool `list_events`: the current speaker's key events of this bot (any chat)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import event_tools as et
+import events_block
+from langbot_plugin.api.definition.components.tool.tool import Tool
+from langbot_plugin.api.entities.builtin.provider import session as provider_session
+
+from vault.event_store import STATUS_FILTERS, load_events, select
+from vault.layout import Layout
+
+MAX_LISTED = 30
+
+
+def _list(layout: Layout, bot: str | None, person: str, status: str) -> list[Any]:
+    return [s.event for s in select(load_events(layout, bot, person)[0], status)]
+
+
+class ListEvents(Tool):
+    async def call(
+        self, params: dict[str, Any], session: provider_session.Session, query_id: int
+    ) -> str:
+        status = params.get("status") or "open"
+        if status not in STATUS_FILTERS:
+            return f"Error: status must be one of {', '.join(STATUS_FILTERS)}."
+        opened = await et.open_turn(self, session, query_id, "list_events")
+        if isinstance(opened, str):
+            return opened
+        vault, actor, types = opened
+        found = await et.run(
+            self, "list_events", query_id, _list, vault.layout, actor.bot, actor.person, status
+        )
+        if isinstance(found, str):
+            return found
+        shown = events_block.listing(found[:MAX_LISTED], status, types)
+        if len(found) > MAX_LISTED:
+            shown += f"\n({len(found) - MAX_LISTED} older one(s) not shown.)"
+        return shown

@@ -1,0 +1,44 @@
+"""Tool `open_event`: start a key event (a typed matter) of the current speaker."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import event_tools as et
+from langbot_plugin.api.definition.components.tool.tool import Tool
+from langbot_plugin.api.entities.builtin.provider import session as provider_session
+
+from vault.event_ops import open_event
+from vault.event_store import StoredEvent
+
+
+class OpenEvent(Tool):
+    async def call(
+        self, params: dict[str, Any], session: provider_session.Session, query_id: int
+    ) -> str:
+        opened = await et.open_turn(self, session, query_id, "open_event")
+        if isinstance(opened, str):
+            return opened
+        vault, actor, types = opened
+        done = await et.run(
+            self,
+            "open_event",
+            query_id,
+            open_event,
+            vault,
+            actor,
+            params.get("type"),
+            params.get("summary"),
+            types,
+        )
+        if isinstance(done, str):
+            return done
+        return _opened(done)
+
+
+def _opened(stored: StoredEvent) -> str:
+    e = stored.event
+    return (
+        f"Opened key event {e.id} ({e.type}): {e.summary}. Use this id with update_event "
+        "and close_event."
+    )

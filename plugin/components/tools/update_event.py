@@ -1,0 +1,36 @@
+"""Tool `update_event`: add a dated note to one of the current speaker's open key events."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import event_tools as et
+import events_block
+from langbot_plugin.api.definition.components.tool.tool import Tool
+from langbot_plugin.api.entities.builtin.provider import session as provider_session
+
+from vault.event_ops import update_event
+
+
+class UpdateEvent(Tool):
+    async def call(
+        self, params: dict[str, Any], session: provider_session.Session, query_id: int
+    ) -> str:
+        opened = await et.open_turn(self, session, query_id, "update_event")
+        if isinstance(opened, str):
+            return opened
+        vault, actor, _ = opened
+        done = await et.run(
+            self,
+            "update_event",
+            query_id,
+            update_event,
+            vault,
+            actor,
+            params.get("id"),
+            params.get("note"),
+        )
+        if isinstance(done, str):
+            return done
+        e = done.event
+        return f"Noted on key event {e.id} ({e.type}, still open): {events_block.last_note(e)}"

@@ -1,0 +1,215 @@
+"""One imported item read into a checked record before anything is written (vault.transfer).
+
+An item is MemVault's own export (every front-matter field, unknown ones under `extra`) or
+LongTermMemory's (`timestamp`, `sender_id`, `sender_name`, importance 1..5, upstream's
+`deleted` status). Whatever an item states is kept as stated; what it leaves out gets the
+default a file without that line gets, so an export read back is the episode it came from.
+Each error names the item (`episode 3: ...`) and what to write instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from vault.episode_fields import FIELD_ORDER
+from vault.model import (
+    CATEGORIES,
+    PRIORITIES,
+    SOURCES,
+    STATUSES,
+    Episode,
+    Speaker,
+    default_verified,
+)
+from vault.redact import redact
+from vault.redact_write import scrub
+from vault.store import BadRequestError
+from vault.yamlio import dump, load_block, parse_datetime, to_bool, to_float
+
+if TYPE_CHECKING:
+    from vault.operations import Vault
+
+# Upstream's status for a memory its user deleted: MemVault deletes by removing the file, so
+# such an item is not brought back (it is counted as skipped, never imported as active).
+DELETED = "deleted"
+_ISO = "use ISO-8601 such as 2026-03-14T00:00:00Z"
+
+
+@dataclass(frozen=True)
+class ImportItem:
+    episode: Episode  # id still empty: vault.transfer picks it
+    old_id: str  # the id the export gave it ("" for none)
+    deleted: bool = False  # upstream's `deleted`: skipped
+
+
+def _fail(number: int, message: str) -> BadRequestError:
+    return BadRequestError(f"episode {number}: {message}")
+
+
+def _text(item: dict[str, Any], name: str, number: int) -> str | None:
+    value = item.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise _fail(number, f"{name} must be a text (got {type(value).__name__})")
+    return str(value).strip() or None
+
+
+def _importance(value: Any, number: int) -> int:
+    if value in (None, ""):
+        return 2
+    try:
+        return max(1, min(5, int(value)))
+    except (TypeError, ValueError) as exc:
+        raise _fail(number, "importance must be an integer from 1 to 5") from exc
+
+
+def _choice(item: dict[str, Any], name: str, options: tuple[str, ...], number: int) -> str | None:
+    text = _text(item, name, number)
+    if text is None:
+        return None
+    if text.lower() not in options:
+        raise _fail(number, f"{name} {text[:40]!r} is not one of {', '.join(options)}")
+    return text.lower()
+
+
+def _when(item: dict[str, Any], names: tuple[str, ...], number: int) -> datetime | None:
+    for name in names:
+        raw = item.get(name)
+        if raw in (None, ""):
+            continue
+        try:
+            return parse_datetime(str(raw))
+        except ValueError as exc:
+            raise _fail(number, f"invalid {_label(name)} {raw!r}; {_ISO}") from exc
+    return None
+
+
+def _label(name: str) -> str:
+    # The one message older callers know for a creation date: "invalid timestamp ...".
+    return "timestamp" if name in ("timestamp", "created_at") else name
+
+
+def _flag(value: Any, number: int) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    try:
+        return to_bool(str(value))
+    except ValueError:
+        raise _fail(number, f"verified must be true or false (got {value!r})") from None
+
+
+def _confidence(value: Any, number: int) -> float | None:
+    if value is None:
+        return None
+    try:
+        if isinstance(value, bool):
+            raise ValueError(value)
+        number_value = float(value) if isinstance(value, int | float) else to_float(str(value))
+    except ValueError:
+        raise _fail(number, f"confidence must be a number from 0 to 1 (got {value!r})") from None
+    if not 0.0 <= number_value <= 1.0:
+        raise _fail(number, f"confidence must be a number from 0 to 1 (got {value!r})")
+    return number_value
+
+
+def _tags(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [t.strip() for t in value.replace("，", ",").split(",") if t.strip()]
+    return [str(t).strip() for t in value] if isinstance(value, list) else []
+
+
+def _speaker(item: dict[str, Any]) -> Speaker | None:
+    sender = str(item.get("sender_id") or "").strip()
+    name = str(item.get("sender_name") or "").strip() or None
+    given = item.get("speaker")
+    if not sender and isinstance(given, dict):
+        sender = str(given.get("id") or "").strip()
+        name = name or (str(given.get("name") or "").strip() or None)
+    return Speaker(sender, name) if sender else None
+
+
+def as_yaml(value: Any) -> Any:
+    """`value` as the front-matter reader gives it back (every scalar a text, `null` None),
+    its texts redacted: what an extra field holds once written and read again."""
+    return load_block(dump({"v": _redacted(value)})).data["v"]
+
+
+def _redacted(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact(value).text
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _redacted(v) for k, v in value.items()}
+    return value
+
+
+def _extra(value: Any, number: int) -> tuple[tuple[str, Any], ...]:
+    if value in (None, {}):
+        return ()
+    if not isinstance(value, dict):
+        raise _fail(number, "extra must be an object of field: value pairs")
+    known = [k for k in value if k in FIELD_ORDER or not str(k).strip()]
+    if known:
+        raise _fail(
+            number,
+            f"extra field {known[0]!r} is a known (or blank) field name: move it out of "
+            "extra, or rename it",
+        )
+    return tuple((str(k), as_yaml(v)) for k, v in value.items())
+
+
+def parse_item(vault: Vault, item: Any, number: int, source: str) -> ImportItem:
+    """Validate one item fully (before anything is written, so a bad file writes nothing)."""
+    if not isinstance(item, dict):
+        raise _fail(number, "each imported episode must be an object")
+    content = str(item.get("content") or "").strip()
+    if not content:
+        raise _fail(number, "content cannot be empty")
+    # Redacted here, before anything is written (a text that is only a secret refuses the
+    # whole file), and so that a second import of it finds the (redacted) copy and skips.
+    content = scrub(content, f"episode {number}: the content").strip()
+    status = _text(item, "status", number) or "active"
+    deleted = status.lower() == DELETED
+    if not deleted and status.lower() not in STATUSES:
+        raise _fail(
+            number,
+            f"status {status[:40]!r} is not one of {', '.join(STATUSES)} (or upstream's "
+            f"{DELETED}, which is skipped)",
+        )
+    # An export names where each memory came from; an item that does not (a bare list, or
+    # a source this vault does not know) is the importer's own.
+    stated = _text(item, "source", number)
+    origin = stated.lower() if stated and stated.lower() in SOURCES else source
+    try:
+        episode = vault.new_episode(
+            text=content,
+            speaker=_speaker(item),
+            tags=_tags(item.get("tags")),
+            importance=_importance(item.get("importance"), number),
+            key=_text(item, "key", number),
+            category=_choice(item, "category", CATEGORIES, number),
+            source=origin,
+            created_at=_when(item, ("timestamp", "created_at"), number),
+            status="active" if deleted else status.lower(),
+            priority=_choice(item, "priority", PRIORITIES, number),
+            confidence=_confidence(item.get("confidence"), number),
+            expires_at=_when(item, ("expires_at",), number),
+        )
+    except BadRequestError as exc:
+        if str(exc).startswith(f"episode {number}:"):
+            raise
+        raise _fail(number, str(exc)) from exc
+    verified = _flag(item.get("verified"), number)
+    changes: dict[str, Any] = {
+        "verified": default_verified(origin) if verified is None else verified,
+        "superseded_by": _text(item, "superseded_by", number),
+        "extra": _extra(item.get("extra"), number),
+    }
+    if "updated_at" in item:  # as exported (null: no MemVault operation had written it)
+        changes["updated_at"] = _when(item, ("updated_at",), number)
+    old_id = str(item.get("id") or item.get("episode_id") or "").strip()
+    return ImportItem(replace(episode, **changes), old_id, deleted)
