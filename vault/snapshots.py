@@ -59,11 +59,11 @@ def _submit(fn: Callable[..., T], *args: Any) -> Future[T]:
 
 
 def flush() -> None:
-    """Wait until every snapshot job this process queued so far has run (their errors are
-    their callers' to report)."""
-    job = _last
-    if job is not None and not _on_writer():
-        wait_for([job])
+    """Wait until every snapshot job this process queued so far has run, done callbacks
+    included (a job's callbacks run on the writer thread before it takes the next job);
+    their errors are their callers' to report."""
+    if _last is not None and not _on_writer():
+        wait_for([_submit(lambda: None)])
 
 
 def snapshot_path(vault_root: Path, scope: ScopeId) -> Path:

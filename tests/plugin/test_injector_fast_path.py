@@ -324,3 +324,36 @@ def test_queued_writes_and_updates_apply_in_the_order_asked(ops):
             if lands:
                 model = {**model, "marks": [*model["marks"], i]}
         assert snapshots.read_snapshot(root, SCOPE) == model
+
+
+def test_a_snapshot_folder_deleted_while_running_is_made_again(tmp_path):
+    import shutil
+
+    first = snapshots.write_snapshot(tmp_path, SCOPE, {"query_id": 1})
+    shutil.rmtree(first.parent)  # e.g. `.memvault/` removed to rebuild the derived state
+    snapshots.write_snapshot_later(tmp_path, SCOPE, {"query_id": 2}).result()
+    assert snapshots.read_snapshot(tmp_path, SCOPE) == {"query_id": 2}
+    assert [p.name for p in first.parent.iterdir()] == [first.name]  # no temp file left
+
+
+def test_a_failed_write_leaves_no_temp_file_and_is_reported(tmp_path):
+    folder = snapshots.snapshot_path(tmp_path, SCOPE).parent
+    folder.parent.mkdir(parents=True)
+    folder.write_text("a file where the folder should be")  # the write cannot succeed
+    job = snapshots.write_snapshot_later(tmp_path, SCOPE, {"query_id": 3})
+    assert isinstance(job.exception(timeout=5), OSError)
+    assert [p.name for p in folder.parent.iterdir()] == [folder.name]
+
+
+async def test_a_snapshot_that_cannot_be_written_is_logged_and_the_turn_goes_on(
+    plugin, host, caplog
+):
+    host.register_memory_kb(KB)
+    remember(plugin, "Alice's flight to Tokyo is on Tuesday")
+    folder = snapshots.snapshot_path(plugin.memory.settings.vault_path, SCOPE).parent
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    folder.write_text("a file where the folder should be")
+    ctx = await turn(plugin, host, QUESTION, query_id=1)
+    assert "Tokyo" in injected(ctx)[1]
+    snapshots.flush()
+    assert "memvault=snapshot_failed scope=bot-1:group_A" in caplog.text
