@@ -31,7 +31,7 @@ from vault.names import encode_name
 from vault.operations import Vault
 from vault.redact import only_secret, redact, redact_slot
 from vault.safewrite import content_hash, create_new
-from vault.store import PAGE_SIZE, AmbiguousIdError, BadRequestError, NotFoundError
+from vault.store import PAGE_SIZE, BadRequestError, only_match
 from vault.transaction import Txn
 
 
@@ -144,18 +144,11 @@ def find_candidate(vault: Vault, scope: ScopeId, candidate_id: str) -> StoredCan
             "shown by `memvault candidates list`, e.g. cand_20261130_7f3a9c"
         )
     matches = [s for s in load_candidates(vault, scope)[0] if s.candidate.id == wanted]
-    if len(matches) > 1:
-        rels = ", ".join(sorted(s.rel for s in matches))
-        raise AmbiguousIdError(
-            f"candidate id {wanted} is used by {rels}: nothing was changed; "
-            "give one copy a new id or delete it, then retry"
-        )
-    if not matches:
-        raise NotFoundError(
-            f"no candidate {wanted} in {scope.label()}: run `memvault "
-            "candidates list --status all` to see the ids here"
-        )
-    return matches[0]
+    missing = (
+        f"no candidate {wanted} in {scope.label()}: run `memvault "
+        "candidates list --status all` to see the ids here"
+    )
+    return only_match("candidate", wanted, matches, [s.rel for s in matches], missing)
 
 
 # --------------------------------------------------------------------------- writing

@@ -20,7 +20,7 @@ from vault.links import read_vault_file
 from vault.model import FormatError, Problem
 from vault.names import UnsafeNameError, folder_id, is_hashed
 from vault.safewrite import content_hash
-from vault.store import AmbiguousIdError, BadRequestError, NotFoundError
+from vault.store import BadRequestError, only_match
 from vault.views import iso
 
 STATUS_FILTERS: tuple[str, ...] = (*EVENT_STATUSES, "all")
@@ -159,18 +159,11 @@ def find_event(layout: Layout, bot: str | None, person: str, event_id: object) -
             "(or `memvault events list`), e.g. evt_20261130_7f3a9c"
         )
     matches = [s for s in load_events(layout, bot, person)[0] if s.event.id == wanted]
-    if len(matches) > 1:
-        rels = ", ".join(sorted(s.rel for s in matches))
-        raise AmbiguousIdError(
-            f"event id {wanted} is used by {rels}: nothing was changed; give one copy a new "
-            "id or delete it, then retry"
-        )
-    if not matches:
-        raise NotFoundError(
-            f"no event {wanted} for this person: list_events (or `memvault events list`) "
-            "shows their event ids"
-        )
-    return matches[0]
+    missing = (
+        f"no event {wanted} for this person: list_events (or `memvault events list`) "
+        "shows their event ids"
+    )
+    return only_match("event", wanted, matches, [s.rel for s in matches], missing)
 
 
 def people_with_events(layout: Layout, bot: str | None) -> list[PersonEvents]:

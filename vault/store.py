@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TypeVar
 
 from vault.episode_fields import clean_text
 from vault.episodes import parse_episode
@@ -25,6 +26,7 @@ from vault.profiles import parse_profile
 from vault.safewrite import content_hash
 
 PAGE_SIZE = 10
+T = TypeVar("T")
 
 
 class NotFoundError(NotFound, LookupError):
@@ -68,6 +70,19 @@ def ambiguous_id_message(episode_id: str, rels: list[str]) -> str:
         "was changed: give one of the copies a new id (edit its id: line) or delete one of "
         "them by hand, then retry"
     )
+
+
+def only_match(kind: str, wanted: str, matches: list[T], rels: list[str], missing: str) -> T:
+    """The one file of `matches` (their paths: `rels`) that states `kind` id `wanted`; two
+    are refused (acting on either could hit the wrong one), none raises `missing`."""
+    if len(matches) > 1:
+        raise AmbiguousIdError(
+            f"{kind} id {wanted} is used by {', '.join(sorted(rels))}: nothing was changed; "
+            "give one copy a new id or delete it, then retry"
+        )
+    if not matches:
+        raise NotFoundError(missing)
+    return matches[0]
 
 
 def episodes_folder(rel: str) -> str:

@@ -28,8 +28,6 @@ try:
 except ImportError:  # the tests' `browser` fixture fails, saying how to install it
     expect = None
 
-WIDE = {"width": 1280, "height": 900}
-NARROW = {"width": 390, "height": 844}
 WHEN = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
 CAROL = Speaker("u3", "Carol")
 XIAOMING = Speaker("u9", "小明")

@@ -14,30 +14,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.console.browser_pages import checked_page, console_fixtures, langbot_host, open_page
 from tests.console.conftest_browser import (
     BOT,
     CHAT,
-    LANGBOT,
     OTHER,
     Console,
     Seeded,
-    build_vault,
     disk_text,
     eventually,
-    packaged_page,
-    require_chromium,
-    running_console,
     screenshot,
-    serve_langbot,
 )
+from tests.console.person_view_browser import NARROW, WIDE, Browser, Page, expect
 
-try:
-    from playwright.sync_api import Browser, Page, expect, sync_playwright
-except ImportError:  # `browser` fails every test below, saying how to install it
-    sync_playwright = None
-
-WIDE = {"width": 1280, "height": 900}
 # Delays the answers of /episodes for one chat by 1.5 s (a slow server, seen from the page).
 SLOW_FETCH = """
 const realFetch = window.fetch;
@@ -48,49 +37,16 @@ window.fetch = (url, init) => {
     slow ? new Promise((ok) => setTimeout(() => ok(resp), 1500)) : resp);
 };
 """
-NARROW = {"width": 390, "height": 844}
 
 
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Seeded:
-    return build_vault(tmp_path_factory.mktemp("console-browser") / "vault")
-
-
-@pytest.fixture(scope="module")
-def console(seeded: Seeded) -> Iterator[Console]:
-    with running_console(seeded) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    require_chromium()  # a missing browser or driver fails the tests (never skips them)
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-def open_page(browser: Browser, url: str, viewport: dict[str, int] = WIDE) -> Page:
-    context = browser.new_context(viewport=viewport, color_scheme="light", locale="en-US")
-    context.set_default_timeout(10_000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.js_errors = errors  # type: ignore[attr-defined]
-    page.goto(url)
-    return page
+seeded, console, browser = console_fixtures("console-browser")
 
 
 @pytest.fixture
 def page(browser: Browser, console: Console) -> Iterator[Page]:  # browser first: fail fast
     """The console at 1280 px, started from the printed URL (token in the fragment)."""
-    page = open_page(browser, console.url)
-    expect(page.get_by_test_id("scope-item").first).to_be_visible()
-    yield page
-    errors = page.js_errors  # type: ignore[attr-defined]
-    page.context.close()
-    assert not errors, f"JavaScript errors on the page: {errors}"
+    with checked_page(browser, console.url) as page:
+        yield page
 
 
 def select_chat(page: Page, session: str = CHAT) -> None:
@@ -390,14 +346,7 @@ def test_inside_langbot_sandboxed_blob_iframe(
     browser: Browser, console: Console, tmp_path: Path
 ) -> None:
     """The packaged page under LangBot's real page SDK, shown the way LangBot 4.11 shows it."""
-    page_dir = packaged_page(tmp_path / "plugin")
-    context = browser.new_context(viewport=WIDE)
-    serve_langbot(context, console, page_dir)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    try:
-        page.goto(f"{LANGBOT}/host.html")
+    with langbot_host(browser, console, tmp_path / "plugin") as page:
         frame = page.frame_locator("#page")
         frame.locator(f'[data-testid="scope-item"][data-session="{CHAT}"]').click()
         expect(frame.get_by_test_id("scope-title")).to_have_text(f"{BOT} / {CHAT}")
@@ -429,9 +378,6 @@ def test_inside_langbot_sandboxed_blob_iframe(
         expect(frame.get_by_test_id("error-banner")).to_be_visible()
         expect(frame.get_by_test_id("error-message")).to_contain_text("not allowed")
         screenshot(page, "langbot-host")
-        assert not errors, f"JavaScript errors on the page: {errors}"
-    finally:
-        context.close()
 
 
 def test_injection_snapshot_and_broken_files(page: Page, seeded: Seeded) -> None:

@@ -11,11 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.console.browser_pages import checked_page, console_fixtures, langbot_host
 from tests.console.candidates_browser import (
-    NARROW,
     SHOWN,
-    WIDE,
     accept,
     candidate,
     candidate_file,
@@ -28,68 +26,24 @@ from tests.console.candidates_browser import (
 )
 from tests.console.conftest_browser import (
     CHAT,
-    LANGBOT,
     Console,
     Seeded,
-    packaged_page,
-    require_chromium,
-    running_console,
-    serve_langbot,
 )
+from tests.console.person_view_browser import NARROW, WIDE, Browser, Page, expect
 
-try:
-    from playwright.sync_api import Browser, Page, expect, sync_playwright
-except ImportError:  # `browser` fails every test below, saying how to install it
-    sync_playwright = None
-
-
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Seeded:
-    return seed(tmp_path_factory.mktemp("console-candidates") / "vault")
-
-
-@pytest.fixture(scope="module")
-def console(seeded: Seeded) -> Iterator[Console]:
-    with running_console(seeded) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    require_chromium()  # a missing browser or driver fails the tests (never skips them)
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-def open_page(browser: Browser, console: Console, viewport: dict[str, int]) -> Page:
-    context = browser.new_context(viewport=viewport, color_scheme="light", locale="en-US")
-    context.set_default_timeout(10_000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.js_errors = errors  # type: ignore[attr-defined]
-    page.goto(console.url)
-    return page
+seeded, console, browser = console_fixtures("console-candidates", seed)
 
 
 @pytest.fixture
 def wide(browser: Browser, console: Console) -> Iterator[Page]:
-    page = open_page(browser, console, WIDE)
-    yield page
-    errors = page.js_errors  # type: ignore[attr-defined]
-    page.context.close()
-    assert not errors, f"JavaScript errors on the page: {errors}"
+    with checked_page(browser, console.url, WIDE, loaded=False) as page:
+        yield page
 
 
 @pytest.fixture
 def narrow(browser: Browser, console: Console) -> Iterator[Page]:
-    page = open_page(browser, console, NARROW)
-    yield page
-    errors = page.js_errors  # type: ignore[attr-defined]
-    page.context.close()
-    assert not errors, f"JavaScript errors on the page: {errors}"
+    with checked_page(browser, console.url, NARROW, loaded=False) as page:
+        yield page
 
 
 # ---------------------------------------------------------------------------- done-when
@@ -175,13 +129,7 @@ def test_inside_langbot_a_stale_decision_is_refused_and_reloaded(
 ) -> None:
     """In LangBot's sandboxed iframe the SDK rejects with the message only (no code): the
     page still tells a conflict from other errors and reloads what is on disk."""
-    context = browser.new_context(viewport=WIDE)
-    serve_langbot(context, console, packaged_page(tmp_path / "plugin"))
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    try:
-        page.goto(f"{LANGBOT}/host.html")
+    with langbot_host(browser, console, tmp_path / "plugin") as page:
         frame = page.frame_locator("#page")
         frame.locator(f'[data-testid="scope-item"][data-session="{CHAT}"]').click()
         frame.get_by_test_id("tab-candidates").click()
@@ -206,6 +154,3 @@ def test_inside_langbot_a_stale_decision_is_refused_and_reloaded(
         assert path.read_text(encoding="utf-8") == hand
         assert "status: pending" in hand
         shot(page, "candidates-langbot-conflict")
-        assert not errors, f"JavaScript errors on the page: {errors}"
-    finally:
-        context.close()

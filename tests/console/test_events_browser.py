@@ -6,10 +6,11 @@ text, never markup. Screenshots go to test-artifacts/console/."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.console.browser_pages import checked_page, console_fixtures
 from tests.console.conftest_browser import (
     BOT,
     CHAT,
@@ -18,28 +19,22 @@ from tests.console.conftest_browser import (
     build_vault,
     disk_text,
     eventually,
-    require_chromium,
-    running_console,
     screenshot,
 )
+from tests.console.person_view_browser import Browser, Page, expect
 from vault import audit
 from vault.events import Actor, open_event, parse_event_types, update_event
 from vault.layout import Layout
-
-try:
-    from playwright.sync_api import Browser, Page, expect, sync_playwright
-except ImportError:  # `browser` fails every test below, saying how to install it
-    sync_playwright = None
 
 TYPES = parse_event_types(["appointment: a booked visit", "complaint: unhappy"])
 XSS = 'Soup <img src=x onerror="window.__xss=1"> was cold'
 
 
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Seeded:
+def seed(root: Path) -> Seeded:
+    """The browser suite's vault plus three key events (one updated from a private chat)."""
     from vault.operations import Vault
 
-    seeded = build_vault(tmp_path_factory.mktemp("console-events") / "vault")
+    seeded = build_vault(root)
     vault = Vault(seeded.root, git=True)
     alice = Actor(BOT, "u42", "Alice", CHAT)
     dentist = open_event(vault, alice, "appointment", "Dentist on Tuesday at 3pm", TYPES)
@@ -55,32 +50,13 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Seeded:
     return seeded
 
 
-@pytest.fixture(scope="module")
-def console(seeded: Seeded) -> Iterator[Console]:
-    with running_console(seeded) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    require_chromium()  # a missing browser or driver fails the tests (never skips them)
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+seeded, console, browser = console_fixtures("console-events", seed)
 
 
 @pytest.fixture
 def page(browser: Browser, console: Console) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
-    context.set_default_timeout(10_000)
-    page = context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(console.url)
-    yield page
-    assert errors == []
-    context.close()
+    with checked_page(browser, console.url, loaded=False) as page:
+        yield page
 
 
 def open_events(page: Page, lang: str = "en_US") -> None:

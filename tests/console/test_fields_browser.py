@@ -8,53 +8,24 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.console.browser_pages import checked_page, console_fixtures
 from tests.console.conftest_browser import (
     Console,
     Seeded,
-    build_vault,
     disk_text,
     eventually,
-    require_chromium,
-    running_console,
     screenshot,
 )
-from tests.console.test_browser import card, open_page, select_chat
+from tests.console.person_view_browser import Browser, Page, expect
+from tests.console.test_browser import card, select_chat
 
-try:
-    from playwright.sync_api import Browser, Page, expect, sync_playwright
-except ImportError:  # `browser` fails every test below, saying how to install it
-    sync_playwright = None
-
-
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Seeded:
-    return build_vault(tmp_path_factory.mktemp("console-fields") / "vault")
-
-
-@pytest.fixture(scope="module")
-def console(seeded: Seeded) -> Iterator[Console]:
-    with running_console(seeded) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    require_chromium()
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+seeded, console, browser = console_fixtures("console-fields")
 
 
 @pytest.fixture
 def page(browser: Browser, console: Console) -> Iterator[Page]:
-    page = open_page(browser, console.url)
-    expect(page.get_by_test_id("scope-item").first).to_be_visible()
-    yield page
-    errors = page.js_errors  # type: ignore[attr-defined]
-    page.context.close()
-    assert not errors, f"JavaScript errors on the page: {errors}"
+    with checked_page(browser, console.url) as page:
+        yield page
 
 
 def test_create_with_fields_then_filter_and_edit(page: Page, seeded: Seeded) -> None:

@@ -9,28 +9,23 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from dulwich import porcelain
 
+from tests.console.browser_pages import console_fixtures
 from tests.console.conftest_browser import (
     CHAT,
-    Console,
     Seeded,
-    build_vault,
-    running_console,
     screenshot,
 )
 from tests.console.person_view_browser import (
     ALL_VIEWS,
     CJK,
     LANGS,
-    Browser,
     Page,
     choose_chat,
-    chromium,
     expect,
     person_page,
 )
@@ -43,21 +38,7 @@ MESSAGES = {
 }
 
 
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Seeded:
-    return build_vault(tmp_path_factory.mktemp("console-health") / "vault")
-
-
-@pytest.fixture(scope="module")
-def console(seeded: Seeded) -> Iterator[Console]:
-    with running_console(seeded) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
+seeded, console, browser = console_fixtures("console-health")
 
 
 def open_health(page: Page) -> None:

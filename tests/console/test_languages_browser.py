@@ -6,24 +6,20 @@ the browser's language, and taken from LangBot's host language inside its sandbo
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.console.browser_pages import console_fixtures
 from tests.console.conftest_browser import (
     BOT,
     CHAT,
     LANGBOT,
-    Console,
-    Seeded,
-    build_vault,
     packaged_page,
-    running_console,
     screenshot,
     serve_langbot,
 )
-from tests.console.person_view_browser import WIDE, Browser, Page, chromium, expect
+from tests.console.person_view_browser import WIDE, Page, expect
 
 WEB = Path(__file__).resolve().parents[2] / "console" / "web"
 NEW = ("zh_Hant", "ja_JP", "vi_VN", "th_TH", "es_ES")
@@ -35,21 +31,7 @@ MESSAGES = {
 TAGS = {"zh_Hant": "zh-TW", "ja_JP": "ja-JP", "vi_VN": "vi", "th_TH": "th-TH", "es_ES": "es-MX"}
 
 
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Seeded:
-    return build_vault(tmp_path_factory.mktemp("console-languages") / "vault")
-
-
-@pytest.fixture(scope="module")
-def console(seeded: Seeded) -> Iterator[Console]:
-    with running_console(seeded) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
+seeded, console, browser = console_fixtures("console-languages")
 
 
 def reads_in(page: Page, lang: str) -> None:

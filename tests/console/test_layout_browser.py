@@ -12,29 +12,26 @@ Chinese (screenshots in test-artifacts/console/):
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
+from tests.console.browser_pages import console_fixtures
 from tests.console.conftest_browser import (
     CHAT,
-    Console,
     Seeded,
     build_vault,
     disk_text,
     eventually,
-    running_console,
     screenshot,
 )
 from tests.console.person_view_browser import (
     ALL_VIEWS,
     CJK,
     VIEWS,
-    Browser,
     Page,
     choose_chat,
-    chromium,
     expect,
     in_viewport,
     person_page,
@@ -51,12 +48,13 @@ KINDS = {
 EXPIRED = {"en_US": "expired", "zh_Hans": "已过期"}
 
 
-@pytest.fixture(scope="module")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Seeded:
+def seed(root: Path) -> Seeded:
+    """The browser suite's vault plus one old memory per view to conflict on, and a chat
+    written by hand with every status, a broken file and expiry dates."""
     from vault.keys import ScopeId
     from vault.operations import Vault
 
-    seeded = build_vault(tmp_path_factory.mktemp("console-layout") / "vault")
+    seeded = build_vault(root)
     vault = Vault(seeded.root, git=True)
     for n, (width, lang) in enumerate(p.values for p in ALL_VIEWS):
         name = f"conflict-{width}-{lang}"
@@ -76,16 +74,7 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> Seeded:
     return seeded
 
 
-@pytest.fixture(scope="module")
-def console(seeded: Seeded) -> Iterator[Console]:
-    with running_console(seeded) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with chromium() as launched:
-        yield launched
+seeded, console, browser = console_fixtures("console-layout", seed)
 
 
 def card(page: Page, text: str):  # noqa: ANN201 - a playwright Locator
