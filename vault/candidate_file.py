@@ -15,17 +15,15 @@ from datetime import datetime
 from typing import Any
 
 from vault.episode_fields import EpisodeFields
-from vault.episodes import normalise_body, split_front_matter
+from vault.episodes import normalise_body, required_front_matter
 from vault.ids import episode_id_problem
 from vault.model import CATEGORIES, DEFAULT_IMPORTANCE, FormatError, Speaker
 from vault.profile_edit import FIELDS as PROFILE_FIELDS
 from vault.profile_edit import LIMITS as SLOT_FIELDS
 from vault.yamlio import (
     FlowMap,
-    decode,
     describe,
     dump,
-    load_block,
     parse_datetime,
     plain_value,
     to_int,
@@ -110,17 +108,11 @@ def candidate_id_problem(value: str) -> str | None:
 
 def parse_candidate(data: bytes | str, *, rel_path: str) -> Candidate:
     """A candidate file, or FormatError naming the line a person should fix."""
-    text, _ = decode(data)
-    parts = split_front_matter(text)
-    if parts.yaml is None:
-        raise FormatError(
-            "a candidate file starts with front matter (--- lines) saying its id, kind and "
-            "status: restore them, or delete the file to drop the proposal",
-            1,
-        )
-    block = load_block(parts.yaml, first_line=2, what="front matter")
-    if not isinstance(block.data, dict):
-        raise FormatError("front matter must be `field: value` lines", 2)
+    parts, block = required_front_matter(
+        data,
+        "a candidate file starts with front matter (--- lines) saying its id, kind and "
+        "status: restore them, or delete the file to drop the proposal",
+    )
     body = normalise_body(parts.body)
     if not body:
         raise FormatError(

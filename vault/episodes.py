@@ -26,7 +26,7 @@ from vault.model import (
     default_verified,
 )
 from vault.yamledit import edit_value, rt_edit, split_lines
-from vault.yamlio import decode, describe, dump, load_block, plain_value
+from vault.yamlio import Block, decode, describe, dump, load_block, plain_value
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,20 @@ def normalise_body(body: str) -> str:
 
 
 # --------------------------------------------------------------------------- parsing
+
+
+def required_front_matter(data: bytes | str, missing: str) -> tuple[FrontMatter, Block]:
+    """The cut file and its front matter as a mapping, for the files that cannot do without
+    one (candidates, key events; an episode's front matter is optional): FormatError with
+    `missing` when there are no --- markers."""
+    text, _ = decode(data)
+    parts = split_front_matter(text)
+    if parts.yaml is None:
+        raise FormatError(missing, 1)
+    block = load_block(parts.yaml, first_line=2, what="front matter")
+    if not isinstance(block.data, dict):
+        raise FormatError("front matter must be `field: value` lines", 2)
+    return parts, block
 
 
 def parse_episode(data: bytes | str, *, rel_path: str, mtime: float) -> Episode:

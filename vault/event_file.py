@@ -34,7 +34,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap
 
 from vault.episode_fields import EpisodeFields
-from vault.episodes import normalise_body, split_front_matter
+from vault.episodes import normalise_body, required_front_matter, split_front_matter
 from vault.model import FormatError, Speaker
 from vault.names import percent_encode
 from vault.yamledit import edit_value, rt_edit, split_lines
@@ -43,7 +43,6 @@ from vault.yamlio import (
     describe,
     dump,
     format_datetime,
-    load_block,
     parse_datetime,
     plain_value,
 )
@@ -110,17 +109,11 @@ def event_id_problem(value: str) -> str | None:
 
 def parse_event(data: bytes | str, *, rel_path: str) -> Event:
     """An event file, or FormatError naming the line a person should fix."""
-    text, _ = decode(data)
-    parts = split_front_matter(text)
-    if parts.yaml is None:
-        raise FormatError(
-            "an event file starts with front matter (--- lines) saying its id, type, status "
-            "and summary: restore them, or move the file out of events/",
-            1,
-        )
-    block = load_block(parts.yaml, first_line=2, what="front matter")
-    if not isinstance(block.data, dict):
-        raise FormatError("front matter must be `field: value` lines", 2)
+    parts, block = required_front_matter(
+        data,
+        "an event file starts with front matter (--- lines) saying its id, type, status "
+        "and summary: restore them, or move the file out of events/",
+    )
     return _Fields(block.data, block.key_lines).event(normalise_body(parts.body), rel_path)
 
 
