@@ -2,7 +2,7 @@
 
 The debug copy of MemVault is stopped; the package from scripts/build_plugin.py is installed
 through the host WITHOUT a vault override, so the installed plugin uses its default vault
-(plugin/vault_location.py: `data/plugins/.memvault/vault` of the runtime, here inside the
+(memvault_plugin/vault_location.py: `data/plugins/.memvault/vault` of the runtime, here inside the
 suite's work folder). A memory is remembered through a chat (LocalAgent -> MemVault's tool),
 then: a package of a higher version is installed over it (upgrade), the plugin is uninstalled
 and the same package installed again (reinstall); after each, the memory still reaches the
@@ -89,10 +89,10 @@ def expected_default(suite: Suite) -> list[Path]:
     """The plugin's own default for both folders the runtime runs an installed plugin from,
     with the empty environment the runtime gives it."""
     spec = importlib.util.spec_from_file_location(
-        "suite_vault_location", suite.plugin_dir / "vault_location.py"
+        "suite_vault_location", suite.plugin_dir / "memvault_plugin" / "vault_location.py"
     )
     if spec is None or spec.loader is None:
-        raise SuiteError(f"no {suite.plugin_dir / 'vault_location.py'}")
+        raise SuiteError(f"no {suite.plugin_dir / 'memvault_plugin' / 'vault_location.py'}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # its dataclasses look their module up there
     spec.loader.exec_module(module)
@@ -193,7 +193,7 @@ def run(suite: Suite, host: Host, ids: dict[str, str]) -> None:
     suite.check(
         "the installed plugin's default vault is inside the runtime's data/plugins",
         inside and len(set(defaults)) == 1,
-        "computed by plugin/vault_location.py for both runtime layouts: "
+        "computed by plugin/memvault_plugin/vault_location.py for both runtime layouts: "
         + ", ".join(sorted(set(map(str, defaults)))),
     )
     if not inside:

@@ -6,7 +6,7 @@ memory block and (with key events on) key-events block (system messages MemVault
 `default_prompt`), the chat's history, LocalAgent's own retrieval block (a system message of
 JSON, `langbot_retrieved_context`, from the knowledge bases in the runner's config), then the
 user text. A memory record shows its
-episode id as `(id:ep_...` (plugin/prompting.py `display`), in both MemVault's block and in
+episode id as `(id:ep_...` (memvault_plugin/prompting.py `display`), in both MemVault's block and in
 the chunks `retrieve` hands LocalAgent, so counting ids over ALL messages counts what the model
 saw, duplicates included.
 """

@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from host_embedder import HostEmbedder
-from host_llm import HostLLM
-from kb_cache import KbCache
 from langbot_plugin.api.definition.plugin import BasePlugin
-from memory_service import MemoryService, PluginSettings, SettingsError
-from turn_candidates import TurnCandidates
-from turn_ledger import TurnLedger
+from memvault_plugin.host_embedder import HostEmbedder
+from memvault_plugin.host_llm import HostLLM
+from memvault_plugin.kb_cache import KbCache
+from memvault_plugin.memory_service import MemoryService, PluginSettings, SettingsError
+from memvault_plugin.turn_candidates import TurnCandidates
+from memvault_plugin.turn_ledger import TurnLedger
 
 from indexer.llm import DEFAULT_TIMEOUT
 

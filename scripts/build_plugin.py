@@ -48,7 +48,7 @@ SKIP_SUFFIXES = (".pyc", ".pyo", ".lbpkg")
 REQUIRED = (
     "manifest.yaml",
     "main.py",
-    "memory_service.py",
+    "memvault_plugin/memory_service.py",
     "requirements.txt",
     "components/knowledge_engine/memvault.yaml",
     "components/knowledge_engine/memvault.py",

@@ -84,7 +84,8 @@ def test_the_wheel_ships_every_source_file_of_its_packages_and_not_the_plugin(wh
     tops = {n.split("/")[0] for n in names if "/" in n and ".dist-info/" not in n}
     assert tops == set(TOPS)
     # The LangBot plugin travels as a .lbpkg (scripts/build_plugin.py); as a top-level
-    # `plugin` package it could not import (bare-name imports, the LangBot SDK).
+    # `plugin` package it could not import (it needs the LangBot SDK and the plugin folder on
+    # sys.path).
     assert "plugin" not in tops
     wanted = {
         p.relative_to(REPO).as_posix()

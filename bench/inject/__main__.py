@@ -152,7 +152,7 @@ def summary(values: list[float]) -> dict[str, float]:
 
 async def measure(root: Path, texts: list[str], warmup: int) -> dict[str, Any]:
     if str(PLUGIN_DIR) not in sys.path:
-        sys.path.insert(0, str(PLUGIN_DIR))  # bare-name imports, as the LangBot runtime does
+        sys.path.insert(0, str(PLUGIN_DIR))  # the plugin folder, as the LangBot runtime
     from langbot_plugin.api.entities import events
 
     from tests.plugin.fakehost import FakeHost, started_plugin

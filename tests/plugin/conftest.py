@@ -1,5 +1,5 @@
-"""Plugin tests import plugin modules by bare name, exactly as the LangBot runtime does
-(it puts the plugin folder on sys.path)."""
+"""Plugin tests import the plugin as the LangBot runtime does: with the plugin folder on
+sys.path, `main`, `components.<kind>.<name>` and the package `memvault_plugin.<module>`."""
 
 import sys
 from pathlib import Path

@@ -218,7 +218,7 @@ class FakeHost(Handler):
 
 async def started_plugin(host: FakeHost, vault_path: Path, **config: Any) -> Any:
     """MemVaultPlugin with the given config, started without its watcher thread."""
-    import main  # the plugin's main.py, by bare name as the runtime imports it
+    import main  # the plugin's main.py, as the runtime imports it
 
     plugin = main.MemVaultPlugin()
     plugin.plugin_runtime_handler = host

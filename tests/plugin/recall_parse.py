@@ -1,4 +1,4 @@
-"""Reads `recall_memory`'s plain-text answer back (plugin/recall_text.py documents it), for
+"""Reads `recall_memory`'s plain-text answer back (memvault_plugin/recall_text.py documents it), for
 the tests that look at what it found: fails on any line off the documented shape."""
 
 from __future__ import annotations

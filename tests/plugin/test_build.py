@@ -83,6 +83,17 @@ sys.path_hooks = [h for h in sys.path_hooks if "__editable__" not in getattr(h, 
 sys.path_importer_cache.clear()
 assert sys.argv[2] not in [p.rstrip("/") for p in sys.path], sys.path
 sys.path.insert(0, str(root))  # what the runtime does while importing components
+# SDK 0.7.16 (LangBot 4.11.2) appends the plugin folder to sys.path, after site-packages: a
+# module installed beside LangBot under the name of one of the plugin's own modules would win
+# over a bare-name import. Stand-ins for every such name go ahead of the folder here.
+shadow = Path(tempfile.mkdtemp())
+local = {p.stem for p in root.glob("memvault_plugin/*.py")}
+local |= {p.stem for p in root.glob("components/**/*.py")}
+# (not the vendored packages: components/pages/console/console.py is not `console`)
+for stem in local - {"__init__"} - {p.name for p in root.iterdir() if p.is_dir()}:
+    (shadow / f"{stem}.py").write_text(f"raise ImportError('shadowed {stem}')", "utf-8")
+assert len(local) > 30, sorted(local)
+sys.path.insert(0, str(shadow))
 import yaml
 import main
 # every component the manifest's fromDirs find, the Page (components/pages/console/) too
@@ -94,7 +105,7 @@ for spec in specs:
     mod = importlib.import_module(".".join(module.with_suffix("").parts))
     getattr(mod, python["attr"])
 sys.path.remove(str(root))  # ...and only then (SDK 0.7.18): later imports must still work
-for name in ("main", "vault", "indexer", "templates", "memory_service"):
+for name in ("main", "vault", "indexer", "templates", "memvault_plugin.memory_service"):
     where = Path(sys.modules[name].__file__).resolve()
     assert root in where.parents, (name, where)
 

@@ -1,5 +1,5 @@
-"""The after-reply extraction queue (plugin/candidate_queue.py): bounded, oldest dropped with
-one log line, at most one job running per chat, a streaming turn extracted once."""
+"""The after-reply extraction queue (memvault_plugin/candidate_queue.py): bounded, oldest dropped
+with one log line, at most one job running per chat, a streaming turn extracted once."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import logging
 import time
 from collections import OrderedDict
 
-from candidate_queue import ExtractionQueue
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from memvault_plugin.candidate_queue import ExtractionQueue
 
 SUBMITS = st.lists(st.tuples(st.integers(0, 3), st.integers(0, 5), st.integers(0, 99)), max_size=40)
 
@@ -68,7 +68,7 @@ async def test_a_full_queue_drops_the_oldest_with_one_log_line(caplog):
         ran.append(job)
 
     queue = ExtractionQueue(run, max_pending=2, settle_s=0.0)
-    caplog.set_level(logging.WARNING, logger="candidate_queue")
+    caplog.set_level(logging.WARNING, logger="memvault_plugin.candidate_queue")
     for turn in ("1", "2", "3"):
         queue.submit("chat", turn, f"job{turn}", "bot-1:group_1")
     await queue.drain(5)

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
-from memory_service import PluginSettings, SettingsError
+from memvault_plugin.memory_service import PluginSettings, SettingsError
 
 from indexer.consolidate_select import ConsolidateSettings
 from templates import read_template

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 import logging
 
-import host_llm
 import pytest
 from langbot_plugin.api.entities.builtin.provider.message import ContentElement, Message
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
+from memvault_plugin import host_llm
 
 from indexer.llm import LLMError
 from tests.conftest import git

@@ -191,7 +191,7 @@ async def test_no_sender_no_event(on, host):
 
 
 def test_the_event_type_setting_reads_items_and_refuses_what_it_cannot_use():
-    from memory_service import PluginSettings, SettingsError
+    from memvault_plugin.memory_service import PluginSettings, SettingsError
 
     s = PluginSettings.from_config({"event_types": [*TYPES, "  ", "预约: 中文也行"]})
     assert [t.name for t in s.event_types] == ["appointment", "order_issue", "complaint", "预约"]

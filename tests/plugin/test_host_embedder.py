@@ -23,7 +23,7 @@ async def _plugin_invoke(host: FakeHost):
 
 
 async def test_probe_learns_dimension_and_embeds_from_a_worker_thread(host):
-    from host_embedder import HostEmbedder
+    from memvault_plugin.host_embedder import HostEmbedder
 
     embedder = await HostEmbedder.probe(await _plugin_invoke(host), "emb-uuid-1")
     assert embedder.identity.dim == 512 and embedder.identity.name == "langbot:emb-uuid-1"
@@ -34,14 +34,14 @@ async def test_probe_learns_dimension_and_embeds_from_a_worker_thread(host):
 
 
 async def test_probe_without_a_selected_model_says_so(host):
-    from host_embedder import HostEmbedder
+    from memvault_plugin.host_embedder import HostEmbedder
 
     with pytest.raises(EmbeddingError, match="no embedding model is selected"):
         await HostEmbedder.probe(await _plugin_invoke(host), "")
 
 
 async def test_engine_indexes_and_searches_with_the_host_model(tmp_path, host):
-    from host_embedder import HostEmbedder
+    from memvault_plugin.host_embedder import HostEmbedder
 
     embedder = await HostEmbedder.probe(await _plugin_invoke(host), "emb-uuid-1")
     root = tmp_path / "memory"

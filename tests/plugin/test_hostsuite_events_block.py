@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-import events_block
 from hypothesis import given
 from hypothesis import strategies as st
+from memvault_plugin import events_block
 
 from hostsuite.checks_events import NONE_OPEN, OPENED
 from hostsuite.llm_requests import MEMORY_HEAD, Request, table, take_apart

@@ -296,7 +296,7 @@ async def test_snapshot_records_what_was_injected(plugin, opted_in):
 
 
 async def test_memory_uploaded_to_the_attached_kb_is_recalled(plugin, opted_in):
-    import knowledge_store
+    from memvault_plugin import knowledge_store
 
     vault, _ = plugin.memory.require()
     vault.remember(knowledge_store.library_scope(KB), "The office wifi network is called Nebula")

@@ -52,7 +52,7 @@ def edit_elsewhere(host: FakeHost, configs: dict) -> None:
 
 @pytest.fixture
 def clock(plugin):
-    import kb_cache
+    from memvault_plugin import kb_cache
 
     ticking = Clock()
     plugin.kb_cache = kb_cache.KbCache(clock=ticking)
@@ -86,7 +86,7 @@ async def test_a_kb_created_or_deleted_here_is_seen_by_the_next_turn(plugin, hos
 
 
 async def test_a_kb_edit_made_elsewhere_is_seen_within_the_refresh_bound(plugin, host, clock):
-    import kb_cache
+    from memvault_plugin import kb_cache
 
     host.register_memory_kb(KB)
     remember(plugin, "Alice's flight to Tokyo is on Tuesday")
@@ -100,7 +100,7 @@ async def test_a_kb_edit_made_elsewhere_is_seen_within_the_refresh_bound(plugin,
 
 
 async def test_a_busy_chat_still_sees_a_kb_change_nobody_told_within_the_bound(plugin, host, clock):
-    import kb_cache
+    from memvault_plugin import kb_cache
 
     host.register_memory_kb(KB)
     remember(plugin, "Alice's flight to Tokyo is on Tuesday")
@@ -177,14 +177,14 @@ def test_the_kept_kb_lists_are_never_staler_than_the_bound(ops):
 
 def certain(changed_at: float | None, now: float) -> bool:
     """No change nobody told this process of, or it is older than the refresh bound."""
-    import kb_cache
+    from memvault_plugin import kb_cache
 
     return changed_at is None or now - changed_at >= kb_cache.REFRESH_SECONDS
 
 
 async def _replay(ops) -> None:
-    import kb_cache
-    import pipeline_memory as pm
+    from memvault_plugin import kb_cache
+    from memvault_plugin import pipeline_memory as pm
 
     host = FakeHost()
     host.kbs_from_query_var = True

@@ -12,7 +12,7 @@ from tests.plugin.test_injector import KB, injected, remember, turn
 async def test_a_linked_library_folder_is_skipped_and_the_chat_still_recalls(
     plugin, host, tmp_path, caplog
 ):
-    import knowledge_store
+    from memvault_plugin import knowledge_store
 
     host.register_memory_kb(KB)
     vault, _ = plugin.memory.require()

@@ -24,7 +24,6 @@ KB = "kb-memvault"
 
 
 def engine_for(plugin):
-    import knowledge_store  # noqa: F401 - bare-name import, as the runtime does
     from components.knowledge_engine.memvault import MemVaultKnowledgeEngine
 
     engine = MemVaultKnowledgeEngine()
@@ -351,14 +350,14 @@ async def test_kb_delete_drops_library_documents_but_keeps_chat_imports(plugin, 
     await kb.ingest(upload(host, "chat.json", export, doc="d2"))
     await kb.on_knowledge_base_delete(KB)
     vault, _ = plugin.memory.require()
-    from knowledge_store import library_scope
+    from memvault_plugin.knowledge_store import library_scope
 
     assert vault.list_episodes(library_scope(KB)).total == 0
     assert vault.list_episodes(scope()).total == 2
 
 
 def test_split_text_sections_and_long_paragraphs():
-    from kb_upload import split_text
+    from memvault_plugin.kb_upload import split_text
 
     body = "\n\n".join(f"Paragraph {i} " + "word " * 60 for i in range(20))
     pieces = split_text(f"intro line\n\n# Big\n\n{body}\n\n## Small\n\nshort")
@@ -371,7 +370,7 @@ def test_split_text_sections_and_long_paragraphs():
 
 
 def test_session_keys_parse_like_the_ones_memory_shows():
-    from knowledge_store import parse_session_key
+    from memvault_plugin.knowledge_store import parse_session_key
 
     assert parse_session_key("bot-1:group_1", "session") == ScopeId("bot-1", "group_1")
     assert parse_session_key("group_1", "session") == ScopeId(None, "group_1")

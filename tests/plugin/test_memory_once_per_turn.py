@@ -104,7 +104,7 @@ async def test_memory_block_goes_into_default_prompt_after_the_profile(chat, hos
 
 
 async def test_the_route_is_one_change_for_a_host_that_keeps_prompt(chat, host, monkeypatch):
-    import prompt_route
+    from memvault_plugin import prompt_route
 
     monkeypatch.setattr(
         prompt_route,
@@ -242,7 +242,7 @@ async def test_retrieve_serves_when_the_kb_is_only_on_the_runner(chat, host):
 
 
 async def test_a_stale_entry_never_withholds(tmp_path, host):
-    import turn_ledger
+    from memvault_plugin import turn_ledger
 
     class Clock:
         now = 0.0
@@ -292,7 +292,7 @@ async def test_turn_cost_is_one_search_not_two(chat, host, monkeypatch, capsys):
     import statistics
     import time
 
-    import turn_ledger
+    from memvault_plugin import turn_ledger
 
     from vault.transfer import import_payload
 

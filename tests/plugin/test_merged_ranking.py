@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import time
 
-from injection_turn import TurnInput, recall
 from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext
+from memvault_plugin.injection_turn import TurnInput, recall
 
 from tests.plugin.fakehost import FakeHost
 from tests.plugin.recall_parse import parse as parse_recall
@@ -22,7 +22,7 @@ OTHER_CHAT = "Alice's flight to Tokyo was moved to Friday"
 
 
 def _library(plugin, text: str, kb_id: str = KB) -> None:
-    import knowledge_store
+    from memvault_plugin import knowledge_store
 
     vault, _ = plugin.memory.require()
     vault.remember(knowledge_store.library_scope(kb_id), text)
@@ -39,7 +39,7 @@ def _world(plugin, host: FakeHost) -> None:
 
 
 def _recalled(plugin, session: str = "group_A") -> list:
-    import knowledge_store
+    from memvault_plugin import knowledge_store
 
     vault, engine = plugin.memory.require()
     turn_input = TurnInput(

@@ -13,10 +13,10 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-import prompting
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from prompting import Recalled
+from memvault_plugin import prompting
+from memvault_plugin.prompting import Recalled
 
 from indexer.ranking import UPDATE_TAGS
 from tests.plugin.test_injector import injected, remember, turn

@@ -1,13 +1,13 @@
-"""The injected texts (plugin/prompting.py): upstream headings, fenced records, budget."""
+"""The injected texts (memvault_plugin/prompting.py): upstream headings, fenced records, budget."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-import prompting
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from prompting import Recalled
+from memvault_plugin import prompting
+from memvault_plugin.prompting import Recalled
 
 from vault.model import HistoryEntry, Profile
 

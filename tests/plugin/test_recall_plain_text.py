@@ -105,7 +105,7 @@ HOSTILE = st.lists(st.sampled_from(ATOMS), min_size=1, max_size=8).map("".join).
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=HOSTILE, tag=HOSTILE)
 def test_a_memory_text_or_tag_cannot_fake_a_line_a_mark_or_an_id(body, tag):
-    import recall_text
+    from memvault_plugin import recall_text
 
     from vault.model import Episode
 

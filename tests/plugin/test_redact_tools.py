@@ -55,7 +55,7 @@ async def test_update_profile_tool_keeps_no_secret(plugin, opted_in, tmp_path):
 
 
 async def test_knowledge_base_text_upload_keeps_no_secret(plugin, tmp_path):
-    from kb_upload import import_text
+    from memvault_plugin.kb_upload import import_text
 
     vault, _ = plugin.memory.require()
     text = f"# Office\n\nThe printer admin password: {PASSWORD}\n\n# Keys\n\nCI uses {API_KEY}.\n"

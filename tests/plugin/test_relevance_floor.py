@@ -17,9 +17,9 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from injection_turn import TurnInput, recall
 from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext
-from memory_service import PluginSettings, SettingsError
+from memvault_plugin.injection_turn import TurnInput, recall
+from memvault_plugin.memory_service import PluginSettings, SettingsError
 
 from console.api import dispatch
 from console.context import ConsoleContext
@@ -106,8 +106,8 @@ async def test_a_relevant_question_still_injects_its_memory(chat, host, question
 
 
 async def test_a_library_record_below_the_floor_never_enters_injection(tmp_path, host):
-    import knowledge_store as ks
     from components.knowledge_engine.memvault import MemVaultKnowledgeEngine
+    from memvault_plugin import knowledge_store as ks
 
     from tests.plugin.fakehost import started_plugin
 

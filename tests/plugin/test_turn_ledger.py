@@ -1,14 +1,14 @@
-"""The turn ledger (plugin/turn_ledger.py) on its own: what one injector turn leaves for the
-runner's `retrieve` in the same turn, for how long, and for whom."""
+"""The turn ledger (memvault_plugin/turn_ledger.py) on its own: what one injector turn leaves
+for the runner's `retrieve` in the same turn, for how long, and for whom."""
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-import turn_ledger as tl
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from memvault_plugin import turn_ledger as tl
 
 from vault.keys import ScopeId
 

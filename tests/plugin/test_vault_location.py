@@ -15,9 +15,9 @@ import sys
 from pathlib import Path
 
 import pytest
-import vault_location as vl
 from hypothesis import assume, given
 from hypothesis import strategies as st
+from memvault_plugin import vault_location as vl
 
 from tests.plugin.fakehost import FakeHost
 from tests.plugin.test_command import command, say
@@ -51,7 +51,8 @@ def vault_paths_seen_from(folder: Path, *configs: dict, env: dict | None = None)
     no XDG_*, nothing of the runtime's own: worker_launcher.py create_controller)."""
     shutil.copytree(PLUGIN_SRC, folder, ignore=shutil.ignore_patterns("__pycache__", ".env"))
     code = (
-        "import json, sys; sys.path.insert(0, '.'); import memory_service as m\n"
+        "import json, sys; sys.path.insert(0, '.')\n"
+        "from memvault_plugin import memory_service as m\n"
         "for c in json.loads(sys.argv[1]): print(m.PluginSettings.from_config(c).vault_path)"
     )
     run_env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", **(env or {})}
@@ -148,7 +149,7 @@ def test_the_vault_survives_what_the_runtime_does_to_plugin_folders(tmp_path, mo
 
 
 def start(vault: Path, facts: vl.HostFacts):
-    from memory_service import MemoryService, PluginSettings
+    from memvault_plugin.memory_service import MemoryService, PluginSettings
 
     service = MemoryService(PluginSettings(vault_path=vault), host=facts)
     service.start(watch=False)

@@ -15,10 +15,10 @@ import time
 from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, replace
 
-import pipeline_memory as pm
 from langbot_plugin.api.definition.components.command.command import Command
 from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext
 from langbot_plugin.api.proxies.query_based_api import QueryBasedAPIProxy
+from memvault_plugin import pipeline_memory as pm
 
 from vault.names import UnsafeNameError
 from vault.safewrite import ConflictError, LockTimeoutError

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 
-from memory_service import relevant
+from memvault_plugin.memory_service import relevant
 
 from indexer.ranking import RankWeights
 from vault.model import STATUSES, FormatError, Profile

@@ -36,13 +36,13 @@ import logging
 import time
 from typing import Any
 
-import knowledge_store as ks
-import pipeline_memory as pm
-import prompt_route
-import turn_ledger as tl
-from injection_turn import Turn, TurnInput, ltm_context, prepare
 from langbot_plugin.api.definition.components.common.event_listener import EventListener
 from langbot_plugin.api.entities import context, events
+from memvault_plugin import knowledge_store as ks
+from memvault_plugin import pipeline_memory as pm
+from memvault_plugin import prompt_route
+from memvault_plugin import turn_ledger as tl
+from memvault_plugin.injection_turn import Turn, TurnInput, ltm_context, prepare
 
 log = logging.getLogger(__name__)
 

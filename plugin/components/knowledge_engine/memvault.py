@@ -21,11 +21,6 @@ import logging
 import time
 from typing import Any
 
-import kb_retrieve as kr
-import kb_upload as up
-import knowledge_store as ks
-import pipeline_memory as pm
-import turn_ledger as tl
 from langbot_plugin.api.definition.components.knowledge_engine.engine import (
     KnowledgeEngine,
     KnowledgeEngineCapability,
@@ -33,6 +28,11 @@ from langbot_plugin.api.definition.components.knowledge_engine.engine import (
 from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext, RetrievalResponse
 from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
 from langbot_plugin.api.entities.builtin.rag.models import IngestionContext, IngestionResult
+from memvault_plugin import kb_retrieve as kr
+from memvault_plugin import kb_upload as up
+from memvault_plugin import knowledge_store as ks
+from memvault_plugin import pipeline_memory as pm
+from memvault_plugin import turn_ledger as tl
 
 from vault.names import UnsafeNameError
 from vault.store import BadRequestError

@@ -19,13 +19,13 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-import knowledge_store as ks
-import pipeline_memory as pm
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider import session as provider_session
-from memory_service import relevant
-from recall_params import Recall, parse_recall
-from recall_text import NOTHING, by_priority, recall_text
+from memvault_plugin import knowledge_store as ks
+from memvault_plugin import pipeline_memory as pm
+from memvault_plugin.memory_service import relevant
+from memvault_plugin.recall_params import Recall, parse_recall
+from memvault_plugin.recall_text import NOTHING, by_priority, recall_text
 
 from indexer.engine import Engine
 from indexer.ranking import RankWeights

@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-import pipeline_memory as pm
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider import session as provider_session
+from memvault_plugin import pipeline_memory as pm
 
 from indexer.supersede import supersede_on_correction
 from vault.field_input import parse_confidence, parse_expiry, parse_priority

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import event_tools as et
-import events_block
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider import session as provider_session
+from memvault_plugin import event_tools as et
+from memvault_plugin import events_block
 
 from vault.event_ops import update_event
 

@@ -10,10 +10,10 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
-import pipeline_memory as pm
-import prompting
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider import session as provider_session
+from memvault_plugin import pipeline_memory as pm
+from memvault_plugin import prompting
 
 from vault.names import UnsafeNameError
 from vault.store import BadRequestError

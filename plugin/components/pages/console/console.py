@@ -11,7 +11,7 @@ import logging
 from typing import Any
 
 from langbot_plugin.api.definition.components.page import Page, PageRequest, PageResponse
-from vault_location import VaultLocation
+from memvault_plugin.vault_location import VaultLocation
 
 from console.api import dispatch
 from console.context import ConsoleContext, Notice

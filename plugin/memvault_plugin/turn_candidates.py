@@ -32,15 +32,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import pipeline_memory as pm
-from candidate_queue import ExtractionQueue
-
 from indexer.candidates_extract import extract
 from indexer.candidates_prompt import Turn
 from indexer.llm import LLMError
 from vault.candidates import Candidate, accept_candidate
 from vault.keys import ScopeId
 from vault.model import Speaker
+
+from . import pipeline_memory as pm
+from .candidate_queue import ExtractionQueue
 
 log = logging.getLogger(__name__)
 

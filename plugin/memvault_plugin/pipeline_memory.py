@@ -22,9 +22,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kb_cache import KbCache, list_key
-from knowledge_store import KB_CONFIGS_KEY
 from langbot_plugin.api.proxies.query_based_api import QueryBasedAPIProxy
+
+from .kb_cache import KbCache, list_key
+from .knowledge_store import KB_CONFIGS_KEY
 
 log = logging.getLogger(__name__)
 

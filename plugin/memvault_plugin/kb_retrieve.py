@@ -12,12 +12,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import knowledge_store as ks
-import prompting
-import turn_ledger as tl
 from langbot_plugin.api.entities.builtin.provider.message import ContentElement
 from langbot_plugin.api.entities.builtin.rag.context import RetrievalResultEntry
-from memory_service import relevant
 
 from indexer.engine import Engine
 from indexer.ranking import FACTORS, RankWeights
@@ -25,6 +21,11 @@ from indexer.search import SearchResult, relevance_fields
 from vault.keys import ScopeId
 from vault.operations import Vault
 from vault.snapshots import update_snapshot
+
+from . import knowledge_store as ks
+from . import prompting
+from . import turn_ledger as tl
+from .memory_service import relevant
 
 log = logging.getLogger(__name__)
 

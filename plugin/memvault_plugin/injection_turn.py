@@ -14,18 +14,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import events_block
-import knowledge_store as ks
-import prompt_route
-import prompting
-from memory_service import PluginSettings, relevant
-
 from indexer.engine import Engine
 from indexer.ranking import RankWeights
 from vault.keys import ScopeId
 from vault.model import Profile
 from vault.operations import Vault
 from vault.snapshots import write_snapshot_later
+
+from . import events_block, prompt_route, prompting
+from . import knowledge_store as ks
+from .memory_service import PluginSettings, relevant
 
 log = logging.getLogger(__name__)
 

@@ -22,12 +22,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 import yaml
-from prompt_values import field, label, neutralise
 
 from indexer.ranking import SECONDS_PER_DAY, is_update, recency_hint
 from indexer.search import SearchResult
 from templates import read_template
 from vault.model import Profile
+
+from .prompt_values import field, label, neutralise
 
 # One record never takes more than this in the prompt: a 20,000-character episode must not
 # push every other record out of the budget. recall_memory returns the full text.

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 # The plugin's root (where manifest.yaml is), not resolved: the layout is recognised by name.
-PLUGIN_DIR = Path(os.path.abspath(__file__)).parent
+PLUGIN_DIR = Path(os.path.abspath(__file__)).parents[1]  # this file is in memvault_plugin/
 DOT_FOLDER = ".memvault"  # inside data/plugins: skipped by the runtime's plugin glob
 ENV_VAR = "MEMVAULT_VAULT"
 LEGACY_LAYOUT = ("data", "plugins")  # + <author>__<name>

@@ -17,14 +17,14 @@ import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-import pipeline_memory as pm
-
 from vault.event_ops import Actor
 from vault.event_types import FEATURE_OFF, EventType
 from vault.names import UnsafeNameError
 from vault.operations import Vault
 from vault.safewrite import ConflictError, LockTimeoutError
 from vault.store import BadRequestError, NotFoundError
+
+from . import pipeline_memory as pm
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

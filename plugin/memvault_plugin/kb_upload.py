@@ -8,14 +8,14 @@ import json
 import re
 from typing import Any
 
-import knowledge_store as ks
-
 from vault.episodes import parse_episode
 from vault.keys import ScopeId
 from vault.model import FormatError
 from vault.operations import Vault
 from vault.store import BadRequestError
 from vault.transfer import import_payload
+
+from . import knowledge_store as ks
 
 PIECE_CHARS = 1500  # one uploaded-text episode: fits the injection budget next to others
 TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".text")

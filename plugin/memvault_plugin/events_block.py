@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import yaml
-from prompt_values import field, neutralise
 
 from templates import read_template
 from vault.event_file import Event
@@ -25,6 +24,8 @@ from vault.event_store import open_events
 from vault.event_types import EventType
 from vault.layout import Layout
 from vault.views import iso
+
+from .prompt_values import field, neutralise
 
 log = logging.getLogger(__name__)
 

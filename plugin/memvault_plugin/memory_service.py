@@ -15,8 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-import vault_location
-
 from indexer.backend import IndexLockedError
 from indexer.consolidate_preview import Preview
 from indexer.consolidate_select import ConsolidateSettings
@@ -37,6 +35,8 @@ from vault.model import (
 )
 from vault.operations import Vault
 from vault.store import BadRequestError
+
+from . import vault_location
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
