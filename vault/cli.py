@@ -26,7 +26,7 @@ from vault.links import VaultLinkError, check_state_dir
 from vault.model import Episode, Speaker
 from vault.operations import Vault
 from vault.store import BadRequestError, NotFoundError, page_of
-from vault.transfer import export_scope, import_payload
+from vault.transfer import export_scope, import_payload, unreadable_warning
 
 DEFAULT_VAULT = "memory"
 
@@ -196,11 +196,22 @@ def cmd_export(args: argparse.Namespace) -> int:
     if not data["episodes"] and not data["profiles"]:
         require_chat(vault.layout, scope_of(args))
     text = json.dumps(data, ensure_ascii=False, indent=2)
+    # Written all the same (the rest is a good backup), but a file left out is said on
+    # stderr and in the exit code, so neither a person nor a backup script misses it.
+    code = FOUND_PROBLEMS if data["unreadable"] else 0
     if args.out:
         Path(args.out).write_text(text + "\n", encoding="utf-8")
-        return out.emit(args, {"out": args.out, "episodes": len(data["episodes"])}, str)
-    print(text)
-    return 0
+        summary = {"out": args.out, "episodes": len(data["episodes"])}
+        said = (
+            f"exported {out.plural(len(data['episodes']), 'episode')} and "
+            f"{out.plural(len(data['profiles']), 'profile')} to {args.out}"
+        )
+        out.emit(args, {**summary, "unreadable": data["unreadable"]}, lambda _: said)
+    else:
+        print(text)
+    if warning := unreadable_warning(data):
+        print(f"warning: {warning}", file=sys.stderr)
+    return code
 
 
 def read_input(name: str) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 from vault.episode_create import create_episode_file
 from vault.keys import ScopeId
-from vault.model import STATUSES, Episode, Profile
+from vault.model import STATUSES, Episode, FormatError, Problem, Profile
 from vault.operations import Vault
 from vault.store import BadRequestError, StoredEpisode, check_episode_id
 from vault.transaction import Txn
@@ -25,25 +25,29 @@ EXPORT_VERSION = 1
 
 
 def export_scope(vault: Vault, scope: ScopeId) -> dict[str, Any]:
-    episodes, _ = vault.load_episodes(scope)
+    """The scope's memory as one JSON object. A file that cannot be read (a person's broken
+    edit) is left out and named under `unreadable` with its line: an export is a backup, so
+    it must say what it does not hold instead of failing whole or dropping it silently."""
+    episodes, unreadable = vault.load_episodes(scope)
     profiles: list[dict[str, Any]] = []
-    # A profile holding anything at all is exported (also one of only unknown fields).
-    session = vault.read_profile(scope)
-    if session != Profile():
-        profiles.append(
-            {"type": "session", "scope_key": scope.session_key, "profile": profile_json(session)}
-        )
-    for speaker in vault.list_speakers(scope):
-        prof = vault.read_profile(scope, speaker)
-        if prof != Profile():
-            profiles.append(
-                {
-                    "type": "speaker",
-                    "scope_key": scope.session_key,
-                    "sender_id": speaker,
-                    "profile": profile_json(prof),
-                }
-            )
+    for speaker in (None, *vault.list_speakers(scope)):
+        try:
+            prof = vault.read_profile(scope, speaker)
+        except FormatError as exc:
+            rel = vault.layout.rel(vault.profile_path(scope, speaker))
+            unreadable.append(Problem(rel, exc.line, exc.message))
+            continue
+        except (OSError, UnicodeDecodeError) as exc:
+            rel = vault.layout.rel(vault.profile_path(scope, speaker))
+            unreadable.append(Problem(rel, 1, f"cannot read file: {exc}"))
+            continue
+        if prof == Profile():  # one holding anything is exported (also only unknown fields)
+            continue
+        entry: dict[str, Any] = {"type": "speaker" if speaker else "session"}
+        entry["scope_key"] = scope.session_key
+        if speaker:
+            entry["sender_id"] = speaker
+        profiles.append({**entry, "profile": profile_json(prof)})
     items = [episode_export(s.episode) for s in reversed(episodes)]
     return {
         "version": EXPORT_VERSION,
@@ -55,7 +59,24 @@ def export_scope(vault: Vault, scope: ScopeId) -> dict[str, Any]:
         "profiles": profiles,
         "episodes": items,
         "count": len(items),
+        "unreadable": [
+            {"file": p.path, "line": p.line, "message": p.message}
+            for p in sorted(unreadable, key=lambda p: p.path)
+        ],
     }
+
+
+def unreadable_warning(data: dict[str, Any]) -> str:
+    """One line for a person: which files the export left out and what to do; "" if none."""
+    bad = data.get("unreadable") or []
+    if not bad:
+        return ""
+    files = "; ".join(f"{b['file']}:{b['line']}: {b['message']}" for b in bad[:5])
+    more = f" (and {len(bad) - 5} more)" if len(bad) > 5 else ""
+    return (
+        f"{len(bad)} file(s) could not be read and are NOT in this export: {files}{more}. "
+        "Fix them (`memvault check` shows each) and export again."
+    )
 
 
 def _episodes_of(payload: Any) -> list[Any]:

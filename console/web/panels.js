@@ -302,7 +302,11 @@
       const tools = MV.jsonTools('export', () => name, () => text);
       tools.querySelector('textarea').hidden = false;
       tools.querySelector('textarea').value = text;
-      p.exportOut.replaceChildren(tools);
+      // A backup that leaves files out says so above the JSON, naming them.
+      const bad = data.unreadable || [];
+      const files = bad.slice(0, 5).map((u) => u.file + ':' + u.line).join(', ') + (bad.length > 5 ? ', …' : '');
+      p.exportOut.replaceChildren(...(bad.length ? [h('p', { class: 'warn', role: 'alert', testid: 'export-unreadable',
+        i18n: 'export_unreadable', vars: { count: bad.length, files } })] : []), tools);
     } catch (err) { MV.fail(err); }
   }
 

@@ -20,8 +20,9 @@ def opted_in(host):
 
 async def test_remember_tool_stores_the_placeholder_not_the_password(plugin, opted_in, tmp_path):
     content = f"Alice's wifi password is {PASSWORD}; the router is in the hall"
-    assert (await call(plugin, opted_in, "remember", {"content": content})).startswith(
-        "Remembered:"
+    # the answer echoes what was stored: the secret does not come back to the model
+    assert await call(plugin, opted_in, "remember", {"content": content}) == (
+        "Remembered: Alice's wifi password is [redacted:password]; the router is in the hall"
     )
     vault, _ = plugin.memory.require()
     (stored,) = vault.list_episodes(scope(plugin)).items

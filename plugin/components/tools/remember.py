@@ -143,4 +143,6 @@ class Remember(Tool):
             scope.user_key,
             ",".join(superseded) or "-",
         )
-        return f"Remembered: {content}"
+        # What was stored, not what was sent: a secret in `content` is redacted on disk and
+        # must not come back to the model (or a transcript) through this answer.
+        return f"Remembered: {episode.body}"
