@@ -1,7 +1,8 @@
 """/episode/create and what /episodes, /search and /episode/edit read of Synapse's fields.
 
 The create form and the edit form send the same fields as `remember` (tool and CLI) takes:
-category, key, priority, tags, expires_at or expires_in, confidence; the filter controls
+category, key, priority, tags, expires_at or expires_in, confidence (the create form also the
+speaker's id and name and the importance, 1-5); the filter controls
 send tags, category, priority, verified, expiring_within. Both are parsed by the vault's
 own rules (vault.field_input, vault.episode_filter), so the page can never accept a value
 the CLI refuses, or the other way round.
@@ -15,6 +16,9 @@ from console.context import ConsoleContext
 from console.requests import Body
 from vault.episode_filter import Filters, parse_filters
 from vault.field_input import parse_edit, parse_fields
+from vault.model import DEFAULT_IMPORTANCE, Speaker
+from vault.names import MAX_ID_CHARS
+from vault.store import BadRequestError
 from vault.views import episode_full
 
 EDIT_FIELDS = ("category", "key", "priority", "confidence", "expires_at", "expires_in")
@@ -52,9 +56,17 @@ def create(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
         expires_in=raw.get("expires_in"),
         confidence=raw.get("confidence"),
     )
+    speaker_id = body.text("speaker_id", required=False, limit=MAX_ID_CHARS)
+    speaker_name = body.text("speaker_name", required=False, limit=MAX_ID_CHARS)
+    if speaker_name and not (speaker_id or "").strip():
+        # as `memvault remember --speaker-name` without --speaker: a name alone is no one
+        raise BadRequestError("a speaker name needs the speaker's id as well: fill in both")
+    speaker = Speaker(speaker_id, speaker_name) if speaker_id else None
     episode = ctx.vault.remember(
         scope,
         content,
+        speaker=speaker,
+        importance=body.integer("importance", DEFAULT_IMPORTANCE, 1, 5),
         tags=fields.tags,
         key=fields.key,
         category=fields.category,

@@ -5,18 +5,16 @@ assembles them with the other layers'."""
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import shutil
-import signal
 import sys
-import threading
 from pathlib import Path
 
 from indexer import cli_show, follow
 from indexer.backend import IndexLockedError
 from indexer.cli_candidates import candidates_args, cmd_candidates
 from indexer.cli_consolidate import cmd_consolidate, consolidate_args
+from indexer.cli_watch import cmd_watch, watch_args
 from indexer.engine import Engine
 from indexer.evaluate import run_eval
 from indexer.manifest import index_dir
@@ -34,8 +32,18 @@ from vault.yamlio import parse_datetime
 DEMO_VAULT = "demo-vault"
 
 
+def search_query(text: str) -> str:
+    """The query as typed; blank is a usage error, not a search that finds nothing."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "nothing to search for: give words or a question, e.g. `memvault search "
+            '"Alice\'s trip" --bot b1 --session group_123`'
+        )
+    return text
+
+
 def search_args(p: argparse.ArgumentParser, parents: Parents) -> None:
-    p.add_argument("query")
+    p.add_argument("query", type=search_query, help="what to search for (words or a question)")
     add_scope(p, speaker=True, speaker_help="current speaker id (ranked higher)")
     p.add_argument("--top-k", type=int, default=5)
     p.add_argument("--mode", choices=MODES, default="hybrid")
@@ -106,7 +114,10 @@ def cmd_search(args: argparse.Namespace) -> int:
             decay=not args.no_decay,
             filters=filters,
         )
-        items = [cli_show.result_item(engine.root, r, args.explain) for r in results]
+        # Text lines print the unrounded relevance of explain.absolute (the 3 decimals every
+        # surface shows); JSON carries explain only when asked.
+        full = args.explain or not getattr(args, "json", False)
+        items = [cli_show.result_item(engine.root, r, full) for r in results]
     return emit(args, items, lambda data: cli_show.results_text(data, args.explain))
 
 
@@ -145,22 +156,6 @@ def cmd_reindex(args: argparse.Namespace) -> int:
     data = cli_show.report_json(report)
     emit(args, data, cli_show.report_text)
     return FOUND_PROBLEMS if report.errors or report.duplicates else 0
-
-
-def cmd_watch(args: argparse.Namespace) -> int:
-    root = vault_cli.resolve_vault(args)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with Engine.open(root) as engine:
-        watcher = engine.watch()
-        watcher.ready.wait()
-        report = watcher.last_report
-        print(f"watching {root} (Ctrl-C to stop)", file=sys.stderr, flush=True)
-        if report is not None:
-            print(cli_show.report_text(cli_show.report_json(report)), file=sys.stderr)
-        with contextlib.suppress(KeyboardInterrupt):
-            stop.wait()
-    return 0
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -234,10 +229,40 @@ def layer() -> Layer:
         "indexer",
         (
             Spec("remember", "save a memory", cmd_remember, remember_args, commits=True),
-            Spec("search", "hybrid search in one chat", cmd_search, search_args, read_only=True),
+            Spec(
+                "search",
+                "hybrid search in one chat",
+                cmd_search,
+                search_args,
+                read_only=True,
+                description="Search one chat's memories (--bot/--session) by words and by "
+                "meaning (full-text and vector search fused; --mode text or vector for one), "
+                "ranked with time decay, importance and the current --speaker. Prints the "
+                "best --top-k (default 5), each with its score and text (--explain: every "
+                "component of the score). When no other process writes the index it first "
+                "catches up with the files. An empty query is a usage error (exit 2).",
+            ),
             Spec("reindex", "rebuild the indexes from files", cmd_reindex, reindex_args),
-            Spec("watch", "keep the indexes in sync until Ctrl-C", cmd_watch),
-            Spec("status", "index health and problems", cmd_status, read_only=True),
+            Spec(
+                "watch",
+                "keep the indexes in sync until Ctrl-C",
+                cmd_watch,
+                watch_args,
+                description="Be the vault's index writer: sync the indexes with the files "
+                "once, then with every change (a hand edit, a new file, a git pull) until "
+                "Ctrl-C or SIGTERM, which exit 0. Another process writing the index already "
+                "is exit 4, naming it.",
+            ),
+            Spec(
+                "status",
+                "index health and problems",
+                cmd_status,
+                read_only=True,
+                description="Report the vault's health, changing nothing: its memory files "
+                "and those with problems (path:line: problem), the index (chunks, embedding, "
+                "changes not indexed yet), the index writer and git. Exits 1 when a file "
+                "has a problem or git commits keep failing.",
+            ),
             Spec(
                 "consolidate",
                 "fold old memories of a chat into one summary",
@@ -246,7 +271,7 @@ def layer() -> Layer:
                 commits=True,
             ),
             Spec("candidates", "review proposed memories", cmd_candidates, candidates_args),
-            Spec("demo", "the main job on embedded defaults", cmd_demo, demo_args),
+            Spec("demo", "try MemVault on a sample chat, then search it", cmd_demo, demo_args),
             Spec("eval", "evaluate retrieval on a benchmark", cmd_eval, eval_args),
         ),
         after=follow_index,

@@ -9,16 +9,16 @@ from pathlib import Path
 from typing import Any
 
 from indexer.locks import LOCK_NAME
-from indexer.manifest import Manifest, index_dir
-from indexer.ranking import recency_hint
+from indexer.manifest import index_dir
+from indexer.ranking import FACTORS, recency_hint
 from indexer.search import SearchResult, relevance_fields
+from indexer.status import DiskStatus, disk_status
 from indexer.sync import SyncReport
 from vault import filelocks, gitstate
 from vault.cli_output import plural
 from vault.layout import Layout
-from vault.links import link_problem
 from vault.model import FormatError
-from vault.store import duplicate_problems, read_episode_file
+from vault.store import read_episode_file
 from vault.views import episode_item
 
 
@@ -50,7 +50,15 @@ def result_item(root: Path, result: SearchResult, explain: bool) -> dict[str, An
     return item
 
 
+# The --explain lines under a result.
+INDENT = " " * 6
+
+
 def results_text(items: list[dict[str, Any]], explain: bool) -> str:
+    """One line per result: `score S` (the ranking number, can exceed 1), id, date, speaker,
+    text, and the relevance verdict; `explain` adds how the score and the relevance came to
+    be. The relevance printed is the unrounded one of `explain.absolute` when the item has it
+    (3 decimals, as `!memory search` and the console show it), else the item's `relevance`."""
     if not items:
         return "no matching memories"
     lines = []
@@ -58,41 +66,72 @@ def results_text(items: list[dict[str, Any]], explain: bool) -> str:
         flat = " ".join(str(item["content"]).split())
         who = item["speaker"]["name"] or item["speaker"]["id"] if item.get("speaker") else ""
         date = (item.get("created_at") or "")[:10]
-        # Below the relevance floor: still listed (ranked), but injection would leave it out.
-        below = "  [below relevance floor]" if item.get("passed") is False else ""
+        parts = item.get("explain") or {}
         lines.append(
-            f"{item['score']:.3f}  {item['id']}  {date}  {who + ': ' if who else ''}{flat[:100]}"
-            f"{below}"
+            f"score {item['score']:.3f}  {item['id']}  {date}  {who + ': ' if who else ''}"
+            f"{flat[:100]}{_verdict(item, parts.get('absolute'))}"
         )
-        if explain:
-            parts = item["explain"]
+        if explain and parts:
             sources = ", ".join(
                 f"{name} rank={s['rank']} raw={_num(s['raw'])} {s['contribution']:+.3f}"
                 if s["rank"] is not None
                 else f"{name} (not a candidate)"
                 for name, s in parts["sources"].items()
             )
-            factors = ", ".join(
-                f"{k}={_num(parts[k])}"
-                for k in ("relevance", "recency", "priority", "confidence", "speaker", "update")
-                if k in parts
-            )
-            hint = recency_hint(parts.get("age_days"))
-            lines.append(f"       {sources}")
-            lines.append(f"       {factors}{'  (' + hint + ')' if hint else ''}")
+            lines.append(f"{INDENT}fusion of {sources or 'nothing: found by its id'}")
+            lines.append(f"{INDENT}{_score_text(item['score'], parts)}")
             if "absolute" in parts:
-                lines.append(f"       {absolute_text(parts['absolute'])}")
+                lines.append(f"{INDENT}{absolute_text(parts['absolute'])}")
     return "\n".join(lines)
+
+
+def _score_text(score: float, parts: dict[str, Any]) -> str:
+    """`score 0.322 = fusion=0.248 x priority=1.200 x update=1.080  (other factors 1; fresh)`:
+    the ranking number as the product indexer.ranking.score makes of it."""
+    # The explain key "relevance" is fusion's rank value (JSON contract): shown as fusion,
+    # so "relevance" on screen is only ever the absolute one.
+    shown = [f"fusion={_num(parts['relevance'])}"] if "relevance" in parts else []
+    # A factor that prints as 1.000 (recency a minute after saving) multiplies nothing seen.
+    neutral = {k for k in FACTORS if k in parts and _num(parts[k]) in ("1", "1.000")}
+    shown += [f"{k}={_num(parts[k])}" for k in FACTORS if k in parts and k not in neutral]
+    notes = ["other factors 1"] if neutral else []
+    notes += [hint] if (hint := recency_hint(parts.get("age_days"))) else []
+    if "exact" in parts:
+        notes.append(f"the query is its {parts['exact']['match']}: listed first")
+    product = f" = {' x '.join(shown)}" if shown else ""
+    return f"score {score:.3f}{product}" + (f"  ({'; '.join(notes)})" if notes else "")
+
+
+def _verdict(item: dict[str, Any], absolute: dict[str, Any] | None) -> str:
+    """`  [relevance 0.090 < floor 0.44: would not be injected]`: what the floor means for
+    this result ("" when the search had no relevance to judge by)."""
+    if absolute is not None:
+        value, floor, passed = absolute["value"], absolute["floor"], absolute["passed"]
+    elif "relevance" in item:  # no explain: the floor it was judged by is not in the item
+        value, floor, passed = item["relevance"], None, item["passed"]
+    else:
+        return ""
+    if passed:
+        return f"  [relevance {value:.3f}: would be injected]"
+    below = "below the floor" if floor is None else f"< floor {floor:.2f}"
+    return f"  [relevance {value:.3f} {below}: would not be injected]"
 
 
 def absolute_text(a: dict[str, Any]) -> str:
     """One line for the absolute relevance, the same numbers as `explain.absolute`."""
-    verdict = "passed" if a["passed"] else "below floor"
-    return (
-        f"relevance {a['value']:.3f} = text {_num(a['text'])} (matched {_num(a['matched'])} of "
-        f"{_num(a['query_weight'])}) + vector {_num(a['vector'])}; floor {a['floor']:.2f}: "
-        f"{verdict} [{a['version']}]"
-    )
+    verdict = "passed, would be injected" if a["passed"] else "below, would not be injected"
+    if a["text"] is None and a["vector"] is None:  # indexer.search: an exact id/name/tag
+        sides = "(the query is its id, speaker or tag)"
+    else:
+        text = (
+            "text not searched"
+            if a["text"] is None
+            else f"text {_num(a['text'])} (matched {_num(a['matched'])} of "
+            f"{_num(a['query_weight'])})"
+        )
+        vector = "no vector match" if a["vector"] is None else f"vector {_num(a['vector'])}"
+        sides = f"from {text} and {vector}"
+    return f"relevance {a['value']:.3f} {sides}; floor {a['floor']:.2f}: {verdict} [{a['version']}]"
 
 
 def _num(value: object) -> str:
@@ -107,7 +146,7 @@ def progress_bar(done: int, total: int) -> None:
 
 
 def report_json(report: SyncReport) -> dict[str, Any]:
-    data = {k: v for k, v in asdict(report).items() if k not in ("errors", "duplicates")}
+    data = {k: v for k, v in asdict(report).items() if k not in ("errors", "duplicates", "paths")}
     data["seconds"] = round(report.seconds, 3)
     # Duplicate ids are problems as in `check`; those files are indexed, not skipped.
     data["problems"] = [p.as_json() for p in [*report.errors, *report.duplicates]]
@@ -146,53 +185,67 @@ def writer_of(root: Path) -> str:
 
 
 def status_json(root: Path) -> dict[str, Any]:
-    folder = index_dir(root)
-    lock = folder / LOCK_NAME
-    writer = _writer(lock)
-    # Links are never indexed, so the manifest cannot know them: one walk (no reads) finds them.
-    layout = Layout(root)
-    links = [link_problem(rel).as_json() for rel in layout.find_links()]
-    git = gitstate.problem(layout.state_dir)  # a commit failure that persists, in red
-    if not (folder / "manifest.sqlite").exists():
-        return {
-            "vault": str(root),
-            "indexed": False,
-            "files": 0,
-            "chunks": 0,
-            "embedding": None,
-            "writer": writer,
-            "git": {"level": git[0], "detail": git[1]} if git else None,
-            "problems": links,
-            "hint": "run `memvault reindex` or `memvault watch`",
-        }
-    manifest = Manifest.for_vault(root)
-    try:
-        entries = manifest.entries()
-        problems = manifest.errors() + duplicate_problems(manifest.shared_episode_ids())
-        identity = manifest.embedding_identity
-    finally:
-        manifest.close()
-    return {
+    """The files as they are now (count, problems: as `check` finds them), the index as last
+    synced (chunks, embedding) and how far it is behind the files (`pending`). Read-only."""
+    writer = writer_of(root)
+    git = gitstate.problem(Layout(root).state_dir)  # a commit failure that persists, in red
+    truth = disk_status(root)
+    data: dict[str, Any] = {
         "vault": str(root),
-        "indexed": True,
-        "files": len(entries),
-        "chunks": sum(len(e.chunk_ids) for e in entries.values()),
-        "embedding": identity,
+        "indexed": truth.indexed,
+        "files": truth.files,  # on disk now
+        "chunks": truth.chunks,
+        "embedding": truth.embedding,
         "writer": writer,
         "git": {"level": git[0], "detail": git[1]} if git else None,
-        "problems": [p.as_json() for p in problems] + links,
+        "problems": [p.as_json() for p in truth.problems],
+        "indexed_files": truth.indexed_files,  # in the index, as last synced
+        "pending": truth.pending.as_json(),
+        "up_to_date": truth.indexed and not truth.pending.total,
     }
+    hint = _index_hint(truth, writer)
+    if hint:
+        data["hint"] = hint
+    return data
+
+
+def _index_hint(truth: DiskStatus, writer: str) -> str:
+    """What brings the index up to the files ("" when it is)."""
+    if writer and (truth.pending.total or not truth.indexed):
+        return "the index writer now running indexes them as it sees them (about a second)"
+    if not truth.indexed:
+        why = f" ({truth.unreadable})" if truth.unreadable else ""
+        return f"run `memvault reindex` or `memvault watch`{why}"
+    if truth.pending.total:
+        return "run `memvault reindex --keep`, or keep `memvault watch` running"
+    return ""
 
 
 def status_text(data: dict[str, Any]) -> str:
     git = [f"{data['git']['level']}: {data['git']['detail']}"] if data.get("git") else []
     lines = [f"{p['path']}:{p['line']}: {p['message']}" for p in data["problems"]]
-    if not data["indexed"]:
-        return "\n".join([*lines, *git, f"{data['vault']}: not indexed yet; {data['hint']}"])
     lines.append(
-        f"{data['vault']}: {plural(data['files'], 'memory file')}, {data['chunks']} chunks "
-        f"indexed; embedding {data['embedding']}; {len(data['problems'])} file(s) with problems"
+        f"{data['vault']}: {plural(data['files'], 'memory file')}, "
+        f"{len(data['problems'])} file(s) with problems"
     )
+    pending = data["pending"]
+    if not data["indexed"]:
+        lines.append(f"index: not indexed yet; {data['hint']}")
+    else:
+        index = (
+            f"index: {data['chunks']} chunks from {plural(data['indexed_files'], 'file')}, "
+            f"embedding {data['embedding']}; "
+        )
+        if pending["total"]:
+            counts = ", ".join(
+                f"{pending[k]} {k}"
+                for k in ("added", "updated", "renamed", "deleted")
+                if pending[k]
+            )
+            index += f"{pending['total']} change(s) not indexed yet ({counts}): {data['hint']}"
+        else:
+            index += "up to date with the files"
+        lines.append(index)
     if data["writer"]:
         lines.append(f"index writer now: {writer_text(data['writer'])}")
     lines.extend(git)

@@ -191,7 +191,15 @@ def read_file(root: Path, rel: str) -> tuple[FileEntry | None, list[ChunkDoc]]:
     except FormatError as exc:
         # Recorded, never fixed here (the file is the person's); the caller drops its old
         # chunks so stale text cannot answer while it is broken.
-        log.warning("sync=parse_error path=%s line=%d error=%r", rel, exc.line, exc.message)
+        # `plain`: the line a person at the CLI reads instead (memvault_cli.main).
+        plain = f"{rel}:{exc.line}: {exc.message} (skipped; `memvault check` lists every problem)"
+        log.warning(
+            "sync=parse_error path=%s line=%d error=%r",
+            rel,
+            exc.line,
+            exc.message,
+            extra={"plain": plain},
+        )
         return replace(entry, error=exc.message, error_line=exc.line), []
     return replace(entry, index_key=parsed.index_key), list(parsed.docs)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import shutil
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from indexer.backend import IndexLockedError, IndexMismatchError
@@ -157,11 +157,12 @@ class Engine:
         """Make every operation of `vault` searchable as soon as it returns."""
         vault.on_written = self.sync_paths
 
-    def watch(self) -> VaultWatcher:
+    def watch(self, on_batch: Callable[[SyncReport, float], None] | None = None) -> VaultWatcher:
+        """Start watching (once); `on_batch` sees every applied batch, the first included."""
         if self.syncer is None:
             raise IndexLockedError("this engine was opened read-only: it cannot watch")
         if self.watcher is None:
-            self.watcher = VaultWatcher(self.root, self.syncer)
+            self.watcher = VaultWatcher(self.root, self.syncer, on_batch=on_batch)
             self.watcher.start()
         return self.watcher
 

@@ -38,14 +38,17 @@ def index_dir(vault_root: Path) -> Path:
 
 
 class Manifest:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, read_only: bool = False) -> None:
         self.path = path
         self._lock = threading.RLock()
         # A vault this process cannot write (read-only mount, another user's) is read as
         # last indexed; only a writer (which then fails on its lock) would need more.
-        self.read_only = not can_write(path.parent)
+        # `read_only` asks for that on any vault: a reader (`memvault status`) that must
+        # never create, upgrade or lock the file, nor wait on a writer's transaction.
+        writable = can_write(path.parent)
+        self.read_only = read_only or not writable
         if self.read_only:
-            self._db = connect_read_only(path, schema_version=SCHEMA_VERSION)
+            self._db = connect_read_only(path, schema_version=SCHEMA_VERSION, writable=writable)
             return
         path.parent.mkdir(parents=True, exist_ok=True)
         # Autocommit mode: transactions are explicit (BEGIN IMMEDIATE) so a batch is atomic
@@ -76,8 +79,8 @@ class Manifest:
                 )
 
     @classmethod
-    def for_vault(cls, vault_root: Path) -> Manifest:
-        return cls(index_dir(vault_root) / MANIFEST_NAME)
+    def for_vault(cls, vault_root: Path, *, read_only: bool = False) -> Manifest:
+        return cls(index_dir(vault_root) / MANIFEST_NAME, read_only=read_only)
 
     def close(self) -> None:
         with self._lock:
@@ -149,7 +152,13 @@ class Manifest:
             else:
                 rows = self._select(f"SELECT path, ordinal, {EID} FROM chunks", roots, "path")
                 ids = sorted({eid for _, ordinal, eid in rows if ordinal == 0 and eid})
-            found: list[tuple[str, str]] = []
+            return self.episode_paths(ids)
+
+    def episode_paths(self, episode_ids: Iterable[str]) -> list[tuple[str, str]]:
+        """(path, episode id) of every indexed episode file stating one of these ids."""
+        ids = sorted(set(episode_ids))
+        found: list[tuple[str, str]] = []
+        with self._lock:
             for start in range(0, len(ids), IN_CHUNK):
                 part = ids[start : start + IN_CHUNK]
                 found += self._db.execute(

@@ -9,6 +9,10 @@ Measured here (SQLite 3.40, tantivy 0.27, tmpfs remounted read-only):
 - `tantivy.Index.open` creates `.tantivy-meta.lock` in the index folder, even to read.
 So SQLite tries `mode=ro` first and `immutable=1` only when no WAL content exists, and
 tantivy opens a shadow folder in the temp dir holding symlinks to the index's files.
+A reader that could write the folder but must not (`memvault status`) opens `mode=rw` with
+`PRAGMA query_only`: on a writable folder `mode=ro` creates -wal and -shm and leaves them
+behind, while a read-write connection that never writes removes them when it is the last
+one to close, leaving the folder as it was (measured: same files, same mtime).
 """
 
 from __future__ import annotations
@@ -63,10 +67,13 @@ def no_index_error(path: Path) -> ReadOnlyIndexError:
     return index_error(path, f"it has no index to read ({path} is missing) and none can be built")
 
 
-def connect_read_only(path: Path, *, schema_version: int | None = None) -> sqlite3.Connection:
+def connect_read_only(
+    path: Path, *, schema_version: int | None = None, writable: bool = False
+) -> sqlite3.Connection:
     """A read-only connection to the SQLite file at `path`; ReadOnlyIndexError if none works
-    or (given `schema_version`) its `meta` table says another one, as it cannot be rebuilt."""
-    db = _connect_read_only(path)
+    or (given `schema_version`) its `meta` table says another one, as it cannot be rebuilt.
+    `writable`: the folder can be written (only this reader must not write)."""
+    db = _connect_query_only(path) if writable else _connect_read_only(path)
     if schema_version is None:
         return db
     try:
@@ -103,6 +110,18 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
         return _checked(f"{uri}?immutable=1")
     except sqlite3.DatabaseError as exc:
         raise index_error(path, f"{path} cannot be read ({exc})") from exc
+
+
+def _connect_query_only(path: Path) -> sqlite3.Connection:
+    if not path.is_file():
+        raise no_index_error(path)
+    try:
+        db = _checked(f"{path.resolve().as_uri()}?mode=rw")
+        db.execute("PRAGMA query_only = ON")
+        db.execute("PRAGMA busy_timeout = 5000")  # as the writer's own connection waits
+    except sqlite3.DatabaseError as exc:
+        raise index_error(path, f"{path} cannot be read ({exc})") from exc
+    return db
 
 
 def _checked(uri: str) -> sqlite3.Connection:

@@ -14,20 +14,20 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from indexer.backend import SearchBackend
-from indexer.documents import normalise_paths, read_file, scan, scan_tree, with_ids
+from indexer.disk_plan import hashed_plan, scan_vault
+from indexer.documents import normalise_paths, read_file, scan, with_ids
 from indexer.locks import acquire_writer_lock
 from indexer.manifest import Manifest, index_dir
 from indexer.manifest_schema import FileEntry
-from indexer.plan import DiskFile, plan_changes
+from indexer.plan import DiskFile
 from indexer.records import ChunkDoc
 from indexer.sync_apply import Batch, BatchApplier
-from vault.links import link_problem, read_vault_file
+from vault.links import link_problem
 from vault.model import Problem
-from vault.safewrite import content_hash
 from vault.store import duplicate_problems
 
 log = logging.getLogger(__name__)
@@ -57,13 +57,16 @@ class SyncReport:
     # Episode files of the synced scopes that state an id another file there states too:
     # both stay indexed (nothing of either is lost), operations by that id are refused.
     duplicates: list[Problem] = field(default_factory=list)
+    # What this sync changed in the index (added, updated, renamed to, deleted), sorted:
+    # `memvault watch` names them per batch.
+    paths: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> int:
         return self.added + self.updated + self.renamed + self.deleted
 
     def as_log(self) -> str:
-        skip = ("upserted", "errors", "duplicates", "seconds")
+        skip = ("upserted", "errors", "duplicates", "seconds", "paths")
         values = {k: v for k, v in vars(self).items() if k not in skip}
         values |= {f"upserted_{name}": n for name, n in self.upserted.items()}
         values |= {"errors": len(self.errors), "duplicates": len(self.duplicates)}
@@ -126,10 +129,8 @@ class Syncer(BatchApplier):
         with self._mutex:
             started = time.perf_counter()
             self._reserve_backend_ids()
-            observed, disk, links = time.time_ns(), {}, []
-            bots = self.root / "bots"
-            if bots.is_dir():
-                disk.update(scan_tree(self.root, bots, links))
+            observed, links = time.time_ns(), []
+            disk = scan_vault(self.root, links)
             report = self._sync(disk, None, observed)
             report.healed = self._heal(report)
             return self._finish(report, None, started, "reconcile", links)
@@ -155,20 +156,14 @@ class Syncer(BatchApplier):
         # Stat, size and hash only: the full entries (chunk ids, fingerprints) are loaded
         # only when there is something to apply.
         known = self.manifest.known(roots)
-        plan = plan_changes(disk, known)
-        report = SyncReport(files=len(disk))
-        if plan.needs_hash:
-            for rel in plan.needs_hash:
-                try:
-                    data, _ = read_vault_file(self.root, rel)  # never through a link
-                    disk[rel] = replace(disk[rel], sha=content_hash(data))
-                except OSError:
-                    del disk[rel]  # gone since the scan: plan it as deleted
-            report.hashed = len(plan.needs_hash)
-            plan = plan_changes(disk, known)
+        files = len(disk)
+        plan, hashed = hashed_plan(self.root, disk, known)
+        report = SyncReport(files=files, hashed=hashed)
         report.unchanged, report.touched = len(plan.unchanged), len(plan.touched)
         report.added, report.updated = len(plan.adds), len(plan.updates)
         report.renamed, report.deleted = len(plan.renames), len(plan.deletes)
+        moved = (r.new for r in plan.renames)
+        report.paths = sorted({*plan.adds, *plan.updates, *moved, *plan.deletes})
         if not plan.is_noop:
             log.debug("sync=plan roots=%s plan=%s", roots, plan)
             self._apply(plan, self.manifest.entries(roots), disk, report, observed)
@@ -243,7 +238,17 @@ class Syncer(BatchApplier):
         report.duplicates = duplicate_problems(self.manifest.shared_episode_ids(roots))
         if links:
             # Skipped, never read (vault.links); reported like a file that does not parse.
-            log.warning("sync=links_skipped count=%d first=%s", len(links), links[0])
+            more = f" (+{len(links) - 1} more)" if len(links) > 1 else ""
+            plain = (
+                f"{links[0]}{more}: symbolic link, not followed (never read) (skipped; "
+                "`memvault check` lists every problem)"
+            )
+            log.warning(
+                "sync=links_skipped count=%d first=%s",
+                len(links),
+                links[0],
+                extra={"plain": plain},
+            )
             report.errors += [link_problem(rel) for rel in links]
         report.seconds = time.perf_counter() - started
         level = logging.INFO if report.changed or report.healed else logging.DEBUG

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from watchdog.events import (
@@ -101,8 +101,12 @@ class VaultWatcher:
         max_delay_s: float = MAX_DELAY_S,
         resync_s: float = RESYNC_S,
         fallback_s: float = FALLBACK_S,
+        on_batch: Callable[[SyncReport, float], None] | None = None,
     ) -> None:
         self.root = Path(root).resolve()
+        # Called from the sync thread after each applied batch (the first full reconcile
+        # included) with its report and seconds: `memvault watch` prints a line per batch.
+        self.on_batch = on_batch
         self.syncer = syncer
         self.quiet_s = quiet_s
         self.max_delay_s = max_delay_s
@@ -318,9 +322,12 @@ class VaultWatcher:
         self.last_sync_at = time.time()
         if _FULL in batch:
             self.ready.set()
+        seconds = time.monotonic() - started
         log.debug(
-            "watch=batch paths=%d ms=%.1f changed=%d",
-            len(batch),
-            (time.monotonic() - started) * 1000,
-            report.changed,
+            "watch=batch paths=%d ms=%.1f changed=%d", len(batch), seconds * 1000, report.changed
         )
+        if self.on_batch is not None:
+            try:
+                self.on_batch(report, seconds)
+            except Exception:  # noqa: BLE001 - reporting a batch must never stop the syncing
+                log.exception("watch=on_batch_failed paths=%d", len(batch))

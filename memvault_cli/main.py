@@ -18,7 +18,7 @@ from pathlib import Path
 from console import cli as console_cli
 from indexer import cli as indexer_cli
 from vault import cli as vault_cli
-from vault.cli_parser import Layer, Parents, common_options, git_option
+from vault.cli_parser import CommandParser, Layer, Parents, common_options, git_option
 from vault.errors import OUTCOMES, Internal, MemVaultError, kind_of, os_message
 from vault.readonly import explain_write_error
 
@@ -60,7 +60,10 @@ def build_parser(layers: Sequence[Layer]) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"memvault {version()}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    # CommandParser: a command's usage error prints that command's usage (and its actions').
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=CommandParser
+    )
     owner: dict[str, str] = {}
     for layer in layers:
         for spec in layer.commands:
@@ -71,17 +74,16 @@ def build_parser(layers: Sequence[Layer]) -> argparse.ArgumentParser:
                 )
             owner[spec.name] = layer.name
             inherited = [common, parents.git] if spec.commits else [common]
-            cmd = sub.add_parser(spec.name, parents=inherited, help=spec.help)
+            cmd = sub.add_parser(
+                spec.name, parents=inherited, help=spec.help, description=spec.about()
+            )
             spec.arguments(cmd, parents)
             cmd.set_defaults(run=spec.run, _read_only=spec.read_only)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    logging.basicConfig(
-        level=os.environ.get("MEMVAULT_LOG", "WARNING").upper(),
-        format="%(levelname)s %(name)s %(message)s",
-    )
+    configure_logging(os.environ.get("MEMVAULT_LOG", ""))
     layers = [make() for make in LAYERS]
     args = build_parser(layers).parse_args(argv)
     try:
@@ -97,6 +99,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception as exc:  # noqa: BLE001 - every error becomes one line and its exit code
         return fail(args, exc)
+
+
+class PlainFormatter(logging.Formatter):
+    """Logging for a person at the CLI: a record that carries `plain` (a sentence, e.g. a
+    broken file that sync skipped: `path:line: message (skipped; ...)`, given with
+    `extra={"plain": ...}`) is shown as `warning: <plain>`; any other record keeps the
+    structured `LEVEL logger event=... key=value` form."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        plain = getattr(record, "plain", None)
+        if isinstance(plain, str) and plain:
+            return f"{record.levelname.lower()}: {plain}"
+        return super().format(record)
+
+
+def configure_logging(wanted: str) -> None:
+    """MEMVAULT_LOG unset (or warning, error...): warnings in words (PlainFormatter);
+    MEMVAULT_LOG=info or debug asks for the diagnostic log: every line structured."""
+    level = logging.getLevelName(wanted.upper() or "WARNING")
+    if not isinstance(level, int):  # a value logging does not know: the default, not a crash
+        level = logging.WARNING
+    form = "%(levelname)s %(name)s %(message)s"
+    handler = logging.StreamHandler()
+    structured = level <= logging.INFO
+    handler.setFormatter(logging.Formatter(form) if structured else PlainFormatter(form))
+    logging.basicConfig(level=level, handlers=[handler])
 
 
 def pipe_closed() -> int:

@@ -28,7 +28,9 @@ def filled(tmp_path_factory):
 def test_unrelated_query_results_are_listed_but_marked_below_the_floor(filled):
     out = run("search", "Tokyo flight?", *SCOPE, vault=filled).stdout
     lines = [line for line in out.splitlines() if line.strip()]
-    assert lines and all(line.endswith("[below relevance floor]") for line in lines), out
+    assert lines and all(line.endswith(": would not be injected]") for line in lines), out
+    below = f"< floor {DEFAULT_FLOOR:.2f}"
+    assert all(line.startswith("score ") and below in line for line in lines), out
     items = run_json("search", "Tokyo flight?", *SCOPE, vault=filled)
     assert items and all(i["passed"] is False and i["relevance"] < DEFAULT_FLOOR for i in items)
 
@@ -41,7 +43,7 @@ def test_matching_query_passes_and_explain_shows_the_same_numbers(filled):
     assert absolute["value"] == pytest.approx(top["relevance"], abs=1e-4)
     text = run("search", "when does Alice go to Beijing?", *SCOPE, "--explain", vault=filled)
     first = text.stdout.splitlines()[:4]
-    assert "below relevance floor" not in first[0]
+    assert first[0].endswith(f"[relevance {absolute['value']:.3f}: would be injected]")
     shown = [line for line in first if line.strip().startswith("relevance ")]
     assert shown and f"relevance {absolute['value']:.3f}" in shown[0] and "passed" in shown[0]
 

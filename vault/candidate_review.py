@@ -201,6 +201,7 @@ def _accept_profile(vault: Vault, txn: Txn, stored: StoredCandidate, c: Candidat
             speaker=speaker,
             fact_key=c.key,
             previous_value=c.previous,
+            speaker_name=c.speaker.name if speaker and c.speaker is not None else None,
         )
     except BaseException:
         undo()

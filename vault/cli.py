@@ -4,10 +4,10 @@ for the exit codes): the files alone, no index."""
 from __future__ import annotations
 
 import argparse
-import json
-import os
+import shlex
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,19 +16,18 @@ from vault import cli_parser as p
 from vault import gitstate
 from vault.chats import require_chat
 from vault.check import check_vault
+from vault.cli_help import ABOUT
 from vault.create import init_vault
+from vault.discovery import Located, locate, missing_message
 from vault.episode_filter import Filters, parse_filters
 from vault.errors import FOUND_PROBLEMS, BadInput
 from vault.field_input import parse_confidence, parse_expiry, parse_priority
 from vault.keys import ScopeId
 from vault.layout import STATE_DIR, Layout
 from vault.links import VaultLinkError, check_state_dir
-from vault.model import Episode, Speaker
+from vault.model import Episode, FormatError, Speaker
 from vault.operations import Vault
-from vault.store import BadRequestError, NotFoundError, page_of
-from vault.transfer import export_scope, import_payload, unreadable_warning
-
-DEFAULT_VAULT = "memory"
+from vault.store import EpisodeNotFoundError, NotFoundError, check_speaker_id, page_of
 
 
 class UsageError(BadInput):
@@ -36,17 +35,20 @@ class UsageError(BadInput):
 
 
 def resolve_vault(args: argparse.Namespace, *, must_exist: bool = True) -> Path:
-    raw = getattr(args, "vault", None) or os.environ.get("MEMVAULT_VAULT") or DEFAULT_VAULT
-    return checked_root(raw, must_exist=must_exist)
+    """--vault, $MEMVAULT_VAULT, ./memory, or the vault the current folder is inside
+    (vault.discovery); `must_exist` False (init): never searched for."""
+    path, located = locate(getattr(args, "vault", None), search=must_exist)
+    return checked_root(str(path), must_exist=must_exist, located=located)
 
 
-def checked_root(raw: str, *, must_exist: bool = True) -> Path:
+def checked_root(raw: str, *, must_exist: bool = True, located: Located | None = None) -> Path:
     root = Path(raw).expanduser().resolve()
     # The source package is called vault/ too: writing memories into it would corrupt the app.
     if (root / "__init__.py").exists() and (root / "operations.py").exists():
         raise UsageError(f"{root} is MemVault's source package, not a vault: pass --vault PATH")
     if must_exist and not root.is_dir():
-        raise UsageError(f"no vault at {root}: run `memvault init {raw}` first or pass --vault")
+        where = located or Located(raw, "--vault", True)
+        raise UsageError(missing_message(root, where))
     try:
         check_state_dir(root, STATE_DIR)  # the index commands write there without a Vault
     except VaultLinkError as exc:
@@ -119,29 +121,52 @@ def cmd_list(args: argparse.Namespace) -> int:
     return out.emit(args, out.page_json(page), lambda _: out.page_text(page))
 
 
+def list_command(args: argparse.Namespace, scope: ScopeId) -> str:
+    """The `memvault list` that shows the ids of this command's chat (flags as given)."""
+    words = ["memvault", "list"]
+    if getattr(args, "vault", None):
+        words += ["--vault", args.vault]
+    words += [*(["--bot", scope.bot] if scope.bot else []), "--session", scope.session]
+    words += ["--isolation", "bot"] if scope.isolation == "bot" else []
+    return shlex.join(words)
+
+
+@contextmanager
+def episode_lookup(args: argparse.Namespace, vault: Vault, scope: ScopeId) -> Iterator[None]:
+    """An id this chat does not have: say the chat is missing (with the closest ones) if it
+    is, else name the exact `memvault list` that shows the ids here. (The plugin and the
+    console word it for their own surface: vault.store keeps no CLI command in it.)"""
+    try:
+        yield
+    except EpisodeNotFoundError as exc:
+        require_chat(vault.layout, scope)
+        raise NotFoundError(
+            f"{exc.what}: run `{list_command(args, scope)}` to see the ids here"
+        ) from None
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     vault = open_vault(args)
-    try:
+    with episode_lookup(args, vault, scope_of(args)):
         stored = vault.find_episode(scope_of(args), args.id)
-    except NotFoundError:
-        require_chat(vault.layout, scope_of(args))  # say the chat is missing, not only the id
-        raise
     return out.emit(args, out.episode_full(stored), lambda _: out.show_text(stored))
+
+
+STATUS_OF = {"archive": "archived", "restore": "active"}
 
 
 def _status_cmd(verb: str) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
         vault = open_vault(args)
         scope = scope_of(args)
-        try:
-            ep = getattr(vault, verb)(scope, args.id, source="user")
-        except NotFoundError:
-            require_chat(vault.layout, scope)
-            raise
-        if verb == "forget":
-            return out.emit(args, {"id": ep.id, "status": "forgotten", "kept": ep.kept}, _gone)
-        data = {"id": ep.id, "status": ep.status}
-        return out.emit(args, data, lambda d: f"{d['id']} {d['status']}")
+        with episode_lookup(args, vault, scope):
+            if verb == "forget":
+                gone = vault.forget(scope, args.id, source="user")
+                data = {"id": gone.id, "status": "forgotten", "kept": gone.kept}
+                return out.emit(args, data, _gone)
+            done = vault.change_status(scope, args.id, STATUS_OF[verb], source="user")
+        data = {"id": done.id, "status": done.episode.status, "changed": done.changed}
+        return out.emit(args, data, out.status_text)
 
     return run
 
@@ -154,6 +179,27 @@ def _gone(data: dict[str, Any]) -> str:
         f"{data['id']} forgotten; its file had changes git did not hold yet, so they were "
         f"committed first: `git show {sha}` shows them"
     )
+
+
+def speaker_name_of(args: argparse.Namespace, vault: Vault, scope: ScopeId) -> str | None:
+    """--speaker-name, else the name the speaker's newest memory in this chat was saved with
+    (`remember --speaker u42 --speaker-name Alice`): only looked for while the profile has
+    no name, since only then is it used (vault.profile_ops.name_to_fill)."""
+    if args.speaker_name and not args.speaker:
+        raise UsageError("--speaker-name needs --speaker ID as well")
+    if args.speaker_name or not args.speaker or args.field == "name":
+        return args.speaker_name
+    try:
+        if vault.read_profile(scope, args.speaker).name:
+            return None
+    except FormatError:  # the edit itself says what is wrong with the file
+        return None
+    wanted = check_speaker_id(args.speaker)
+    for stored in vault.load_episodes(scope)[0]:  # newest first
+        who = stored.episode.speaker
+        if who is not None and who.id == wanted and who.name:
+            return who.name
+    return None
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
@@ -170,6 +216,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
             speaker=args.speaker,
             fact_key=args.fact_key,
             source="user",
+            speaker_name=speaker_name_of(args, vault, scope),
         )
     profile = vault.read_profile(scope, args.speaker)
     if profile.is_empty():
@@ -188,65 +235,6 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     out.emit(args, data, text)
     return 0 if report.ok and git is None else FOUND_PROBLEMS
-
-
-def cmd_export(args: argparse.Namespace) -> int:
-    vault = open_vault(args)
-    data = export_scope(vault, scope_of(args))
-    if not data["episodes"] and not data["profiles"]:
-        require_chat(vault.layout, scope_of(args))
-    text = json.dumps(data, ensure_ascii=False, indent=2)
-    # Written all the same (the rest is a good backup), but a file left out is said on
-    # stderr and in the exit code, so neither a person nor a backup script misses it.
-    code = FOUND_PROBLEMS if data["unreadable"] else 0
-    if args.out:
-        Path(args.out).write_text(text + "\n", encoding="utf-8")
-        summary = {"out": args.out, "episodes": len(data["episodes"])}
-        said = (
-            f"exported {out.plural(len(data['episodes']), 'episode')} and "
-            f"{out.plural(len(data['profiles']), 'profile')} to {args.out}"
-        )
-        out.emit(args, {**summary, "unreadable": data["unreadable"]}, lambda _: said)
-    else:
-        print(text)
-    if warning := unreadable_warning(data):
-        print(f"warning: {warning}", file=sys.stderr)
-    return code
-
-
-def read_input(name: str) -> str:
-    """The text of a file the person named (or standard input for -), as UTF-8; a missing,
-    binary or unreadable file is an error naming it and what to give instead."""
-    try:
-        raw = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
-        what = "is a folder" if isinstance(exc, IsADirectoryError) else "does not exist"
-        raise BadRequestError(
-            f"{name} {what}: give the path of a JSON file (`memvault export` writes one), "
-            "or - to read standard input"
-        ) from None
-    except OSError as exc:  # permissions, I/O: not bad input, but still said with the name
-        raise OSError(exc.errno, f"cannot read {name}: {exc.strerror}") from None
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise BadRequestError(
-            f"{name} is not UTF-8 text (byte {exc.start} is 0x{raw[exc.start]:02x}): import "
-            "reads JSON such as `memvault export` or LongTermMemory's export writes"
-        ) from None
-
-
-def cmd_import(args: argparse.Namespace) -> int:
-    text = read_input(args.file)
-    try:
-        payload = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BadRequestError(f"{args.file} is not JSON (line {exc.lineno}): {exc.msg}") from exc
-    try:
-        result = import_payload(open_vault(args), scope_of(args), payload, source="import")
-    except BadRequestError as exc:
-        raise BadRequestError(f"{args.file}: {exc}") from exc
-    return out.emit(args, result, out.import_text)
 
 
 def commit_outcome(args: argparse.Namespace, code: int) -> int:
@@ -272,9 +260,13 @@ def layer() -> p.Layer:
         "forget": "delete one memory's file",
         "restore": "make an archived or superseded memory active again",
     }
-    from vault import cli_bulk  # imports this module: only once it is loaded
+    # These import this module: only once it is loaded.
+    from vault import cli_bulk
+    from vault.cli_transfer import cmd_export, cmd_import
 
-    Spec = p.CommandSpec
+    def Spec(name: str, text: str, *rest: Any, **kw: Any) -> p.CommandSpec:
+        return p.CommandSpec(name, text, *rest, description=ABOUT[name], **kw)
+
     return p.Layer(
         "vault",
         (

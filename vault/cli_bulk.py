@@ -12,11 +12,12 @@ from vault import cli_output as out
 from vault import cli_parser as p
 from vault.bulk import FILTERS, BulkPlan, BulkResult, apply_bulk, parse_selection, preview_bulk
 from vault.chats import require_chat
+from vault.cli_help import ABOUT
 from vault.episode_edit import edit_episode
 from vault.errors import FOUND_PROBLEMS
 from vault.model import STATUSES
 from vault.stats import scope_stats, stats_lines
-from vault.store import NotFoundError, VaultReader
+from vault.store import VaultReader
 from vault.transaction import now_utc
 from vault.views import episode_item
 
@@ -138,11 +139,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
     """The console's verify (vault.episode_edit), by id; an id two files state is refused."""
     vault = vault_cli.open_vault(args)
     scope = vault_cli.scope_of(args)
-    try:
+    with vault_cli.episode_lookup(args, vault, scope):
         before = vault.find_episode(scope, args.id)
-    except NotFoundError:
-        require_chat(vault.layout, scope)
-        raise
     changed = not before.episode.verified
     if changed:
         edit_episode(
@@ -150,9 +148,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
             source="user",
         )  # fmt: skip
     data = {"id": before.episode.id, "verified": True, "changed": changed}
-    return out.emit(
-        args, data, lambda d: f"{d['id']} {'verified' if changed else 'was verified already'}"
-    )
+    return out.emit(args, data, lambda d: out.state_text(d["id"], "verified", changed))
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
@@ -165,7 +161,9 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def specs() -> tuple[p.CommandSpec, ...]:
-    Spec = p.CommandSpec
+    def Spec(name: str, text: str, *rest: Any, **kw: Any) -> p.CommandSpec:
+        return p.CommandSpec(name, text, *rest, description=ABOUT[name], **kw)
+
     return (
         Spec("verify", "mark a memory as confirmed by a person", cmd_verify, p.id_args, True),
         Spec(

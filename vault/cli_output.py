@@ -25,6 +25,16 @@ def emit(args: argparse.Namespace, data: Any, text: Callable[[Any], str]) -> int
     return 0
 
 
+def state_text(episode_id: str, state: str, changed: bool) -> str:
+    """`ep_x archived`, or for a repeated request (exit 0 all the same, for scripts) `ep_x
+    already archived: nothing changed`; archive, restore and verify all say it so."""
+    return f"{episode_id} {state}" if changed else f"{episode_id} already {state}: nothing changed"
+
+
+def status_text(data: dict[str, Any]) -> str:
+    return state_text(data["id"], data["status"], data["changed"])
+
+
 def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 

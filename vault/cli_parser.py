@@ -9,8 +9,11 @@ another's handler.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import difflib
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import NoReturn
 
 from vault.keys import ISOLATIONS
 from vault.model import CATEGORIES, STATUSES
@@ -33,13 +36,61 @@ def _no_arguments(parser: argparse.ArgumentParser, parents: Parents) -> None:
 @dataclass(frozen=True)
 class CommandSpec:
     name: str
-    help: str
+    help: str  # one line, in `memvault --help`'s list of commands
     run: Handler
     arguments: Callable[[argparse.ArgumentParser, Parents], None] = _no_arguments
     commits: bool = False  # writes memory and commits it: offers --no-git
     # Reads only (files or index): an OSError it meets is a read that failed, never
     # explained as "the vault is read-only" (vault.readonly), which is about writes.
     read_only: bool = False
+    # The paragraph `memvault NAME --help` opens with: what it does, what it prints, and
+    # its exit codes when they are not just 0 / 2. Empty: the help line, as a sentence.
+    description: str = ""
+
+    def about(self) -> str:
+        text = self.description or self.help
+        return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
+class CommandParser(argparse.ArgumentParser):
+    """The parser of one command (and of its actions): an argument it does not know is its
+    own usage error, printed with its usage line (`usage: memvault remember ...`).
+
+    argparse hands a sub-parser's unknown arguments up to `memvault` itself, which then
+    printed the top-level usage for `memvault remember ... --tags a`."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras:
+            self.error(unknown_message(extras, self._option_names()))
+        return parsed, extras
+
+    def _option_names(self) -> list[str]:
+        return [o for action in self._actions for o in action.option_strings]
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)  # then the message and what to do; exit 2: bad usage
+        self.exit(2, f"{self.prog}: error: {message}; see `{self.prog} --help`\n")
+
+
+def unknown_message(extras: list[str], options: list[str]) -> str:
+    """`unrecognized arguments: --tags a (did you mean --tag?)`: the closest option to each
+    unknown flag; a bare word is most often a value with a space that was not quoted."""
+    hints = []
+    stray = False  # a bare word that is no unknown flag's value
+    for i, word in enumerate(extras):
+        flag = word.split("=", 1)[0]
+        if flag.startswith("--"):
+            close = difflib.get_close_matches(flag, options, n=1, cutoff=0.6)
+            hints += [f"did you mean {close[0]}?"] if close else []
+        elif not (i and extras[i - 1].startswith("--") and "=" not in extras[i - 1]):
+            stray = True
+    if stray:
+        hints.append("a value with spaces needs quotes")
+    hint = f" ({'; '.join(hints)})" if hints else ""
+    return f"unrecognized arguments: {' '.join(extras)}{hint}"
 
 
 @dataclass(frozen=True)
@@ -57,7 +108,8 @@ def common_options() -> argparse.ArgumentParser:
     p.add_argument(
         "--vault",
         default=argparse.SUPPRESS,
-        help="vault folder (default: $MEMVAULT_VAULT or ./memory)",
+        help="vault folder (default: $MEMVAULT_VAULT, else ./memory, else the vault the "
+        "current folder is in)",
     )
     p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
     return p
@@ -154,6 +206,11 @@ def profile_args(p: argparse.ArgumentParser, parents: Parents) -> None:
     p.add_argument("field", nargs="?", default=None, help="name | traits | preferences | notes")
     p.add_argument("value", nargs="?", default=None)
     p.add_argument("--fact-key", default=None, help="slot key, e.g. coffee")
+    p.add_argument(
+        "--speaker-name",
+        default=None,
+        help="the sender's display name: fills the profile's name while it is empty",
+    )
 
 
 def export_args(p: argparse.ArgumentParser, parents: Parents) -> None:

@@ -50,7 +50,9 @@ def build_demo(root: Path) -> Vault:
         vault.remember(GROUP, text, speaker=speaker, tags=tags, importance=importance, key=key)
     vault.update_profile(GROUP, "name", "set", "Book club 读书会", source="user")
     vault.update_profile(GROUP, "preferences", "add", "language: 中文 and English", source="user")
-    vault.update_profile(GROUP, "traits", "add", "night owl", speaker="u42", source="agent")
+    vault.update_profile(
+        GROUP, "traits", "add", "night owl", speaker="u42", speaker_name=ALICE.name, source="agent"
+    )
     vault.update_profile(
         GROUP, "preferences", "add", "oat flat white", speaker="u42", fact_key="coffee"
     )

@@ -11,7 +11,6 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from vault.episode_create import build_episode, create_episode_file
 from vault.episodes import edit_front_matter
 from vault.keys import ScopeId
 from vault.model import DEFAULT_PROFILE_LIMITS, Episode, Profile, ProfileLimits, Speaker
+from vault.op_results import Forgotten, StatusChange
 from vault.profile_ops import update_profile
 from vault.safewrite import ConflictError, VaultLock, remove_file, rewrite
 from vault.store import BadRequestError, StoredEpisode, VaultReader
@@ -35,19 +35,6 @@ from vault.transaction import (
 )
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Forgotten:
-    """A forgotten episode; `kept` is the commit that first saved changes git did not hold."""
-
-    episode: Episode
-    rel: str
-    kept: str | None = None
-
-    @property
-    def id(self) -> str:
-        return self.episode.id
 
 
 class Vault(VaultReader):
@@ -221,22 +208,28 @@ class Vault(VaultReader):
         source: str = "user",
         query_id: int | str | None = None,
         expected_hash: str | None = None,
-    ) -> Episode:
-        """archive (status archived) or restore (status active) one episode of this scope."""
+    ) -> StatusChange:
+        """archive (status archived) or restore (status active) one episode of this scope.
+
+        Asking for the status it already has succeeds and writes nothing (no file, audit
+        line or commit), like verifying a verified one: a retried script, a second click or
+        `!memory` sent twice is no error. `changed` says which it was."""
+        if status not in ("archived", "active"):
+            raise BadRequestError(f"status must be archived or active (got {status!r})")
         with self.lock.hold():
             stored = self.find_episode(scope, episode_id)
             if stored.episode.status == status:
-                raise BadRequestError(f"episode {stored.episode.id} is already {status}")
+                return StatusChange(stored.episode, changed=False)
             op = "archive" if status == "archived" else "restore"
             with self.operation(scope, op, source=source, query_id=query_id) as txn:
                 self._set_status(stored, status, txn, expected_hash=expected_hash)
-        return self.find_episode(scope, episode_id).episode
+        return StatusChange(self.find_episode(scope, episode_id).episode, changed=True)
 
     def archive(self, scope: ScopeId, episode_id: str, **kw: object) -> Episode:
-        return self.change_status(scope, episode_id, "archived", **kw)  # type: ignore[arg-type]
+        return self.change_status(scope, episode_id, "archived", **kw).episode  # type: ignore[arg-type]
 
     def restore(self, scope: ScopeId, episode_id: str, **kw: object) -> Episode:
-        return self.change_status(scope, episode_id, "active", **kw)  # type: ignore[arg-type]
+        return self.change_status(scope, episode_id, "active", **kw).episode  # type: ignore[arg-type]
 
     def supersede(
         self, scope: ScopeId, old_id: str, new_id: str, *, source: str = "agent"

@@ -12,6 +12,7 @@ from vault.keys import ScopeId
 from vault.model import FormatError, Profile
 from vault.profile_edit import apply_edit
 from vault.profiles import parse_profile
+from vault.redact import redact
 from vault.redact_write import scrub_profile_value
 from vault.safewrite import create_new, rewrite
 from vault.store import BadRequestError
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from vault.transaction import Txn
 
 BOM = b"\xef\xbb\xbf"
+NAME_MAX = 100  # a display name a chat platform sends may be anything: one line, this long
 
 
 def edit_profile_bytes(data: bytes, edit: Callable[[CommentedMap], None], rel: str) -> bytes:
@@ -54,7 +56,10 @@ def update_profile(
     source: str = "agent",
     query_id: int | str | None = None,
     expected_hash: str | None = None,
+    speaker_name: str | None = None,
 ) -> Profile:
+    """`speaker_name`: the display name the caller knows for `speaker` (the sender's, in
+    the plugin); see `name_to_fill`."""
     with vault.operation(scope, "update_profile", source=source, query_id=query_id) as txn:
         edit_profile_in(
             vault,
@@ -66,8 +71,25 @@ def update_profile(
             fact_key=fact_key,
             previous_value=previous_value,
             expected_hash=expected_hash,
+            speaker_name=speaker_name,
         )
     return vault.read_profile(scope, speaker)
+
+
+def name_to_fill(doc: CommentedMap, field: str, speaker_name: str | None) -> str | None:
+    """The name a speaker profile gets as a side effect of another edit: `speaker_name`
+    (one line, at most NAME_MAX characters), only while the file's `name:` is empty (FORMAT
+    3: blank is not given). A name a person or an earlier call wrote is never replaced, and
+    an edit of `name` itself (set, or remove = clear it) is left as asked. A name that
+    holds a secret is not written (vault.redact)."""
+    current = doc.get("name")
+    empty = current is None or (isinstance(current, str) and not current.strip())
+    if field == "name" or not empty:
+        return None
+    text = " ".join((speaker_name or "").split())[:NAME_MAX].strip()
+    if not text or redact(text).changed:
+        return None
+    return text
 
 
 def edit_profile_in(
@@ -81,6 +103,7 @@ def edit_profile_in(
     fact_key: str | None = None,
     previous_value: str | None = None,
     expected_hash: str | None = None,
+    speaker_name: str | None = None,
 ) -> None:
     """The profile edit of update_profile inside an operation that may write more files
     (accepting a candidate: the profile and the candidate file, in one commit)."""
@@ -90,17 +113,24 @@ def edit_profile_in(
     path = vault.profile_path(scope, speaker)
     rel = vault.layout.rel(path)
 
+    filled: list[str] = []
+
     def edit(doc: CommentedMap) -> None:
+        now = vault.clock()
         apply_edit(
             doc,
             field,
             action,
             value,
-            now=vault.clock(),
+            now=now,
             fact_key=fact_key,
             previous_value=previous_value,
             limits=vault.profile_limits,
         )
+        name = name_to_fill(doc, field, speaker_name) if speaker else None
+        filled[:] = [name] if name else []
+        if name:
+            apply_edit(doc, "name", "set", name, now=now)
 
     target = "speaker_profile" if speaker else "session_profile"
     target_id = f"{scope.session_key}:{speaker}" if speaker else scope.session_key
@@ -108,6 +138,8 @@ def edit_profile_in(
     summary = f"{action} {'speaker' if speaker else 'session'} profile {field}{slot}: {value}"
     _write_profile(path, rel, lambda data: edit_profile_bytes(data, edit, rel), expected_hash)
     txn.written.append(path)
+    if filled:  # the audit line says it, as the file does: `name:` was written too
+        summary += f"; name {filled[0]} (the speaker's, the name was empty)"
     txn.record("update_profile", target, target_id, summary)
 
 

@@ -33,6 +33,18 @@ class NotFoundError(NotFound, LookupError):
     pass
 
 
+class EpisodeNotFoundError(NotFoundError):
+    """No episode with this id in the scope. The message names no command: each surface
+    says how to see the ids there (the CLI its `memvault list --bot ... --session ...`,
+    `!memory list`, the console its list); `what` is the part they all share."""
+
+    def __init__(self, episode_id: str, scope: ScopeId) -> None:
+        self.episode_id = episode_id
+        self.scope = scope
+        self.what = f"no episode {episode_id} in {scope.label()}"
+        super().__init__(f"{self.what}: check the id against this chat's list of memories")
+
+
 class BadRequestError(BadInput, ValueError):
     """Input from a person or a model that cannot be used; the message says how to fix it."""
 
@@ -183,9 +195,7 @@ class VaultReader:
             raise AmbiguousIdError(ambiguous_id_message(wanted, [s.rel for s in found]))
         if found:
             return found[0]
-        raise NotFoundError(
-            f"no episode {wanted} in {scope.label()}: run `memvault list` to see the ids here"
-        )
+        raise EpisodeNotFoundError(wanted, scope)
 
     def list_episodes(
         self,

@@ -142,6 +142,13 @@
     return [h('dt', { i18n: 'field_' + key }), h('dd', null, h('code', null, String(value)))];
   }
 
+  /** A field of a fixed vocabulary (category, source): its name in the reader's language. */
+  function namedItem(key, prefix, value) {
+    if (value == null || value === '') return null;
+    return [h('dt', { i18n: 'field_' + key }),
+      h('dd', { 'data-key': key }, MV.named(prefix, value, { testid: 'episode-' + key }))];
+  }
+
   function card(ep) {
     const node = h('article', { class: 'card episode status-' + ep.status, testid: 'episode-card',
       'data-id': ep.id, 'data-status': ep.status });
@@ -151,8 +158,11 @@
       // Still `active` in its file, but past expires_at: recall and search leave it out.
       ep.expired ? h('span', { class: 'badge badge-expired', testid: 'episode-expired', i18n: 'expired',
         title: t('expired_since', { date: MV.fmtDate(ep.expires_at) }) }) : null,
-      typeof ep.score === 'number'
-        ? h('span', { class: 'score', testid: 'episode-score', title: t('score') }, MV.fmtNum(ep.score)) : null,
+      // The ranking number ("score", may exceed 1), named so it is never read as the relevance
+      // the chip next to it shows.
+      typeof ep.score === 'number' ? h('span', { class: 'score-wrap', testid: 'episode-score-label' },
+        h('span', { class: 'score-name muted', i18n: 'score' }), ' ',
+        h('span', { class: 'score', testid: 'episode-score', title: t('score') }, MV.fmtNum(ep.score))) : null,
       MV.explain.chip(ep),
       h('span', { class: 'muted', title: ep.created_at || '' }, MV.fmtDate(ep.created_at)),
       speaker ? h('span', { class: 'speaker', title: ep.speaker.id || '' }, '@' + speaker) : null,
@@ -168,7 +178,7 @@
       h('summary', { i18n: 'details' }),
       h('dl', { class: 'kv' },
         metaItem('id', ep.id), metaItem('path', ep.path), metaItem('key', ep.key),
-        metaItem('category', ep.category), metaItem('source', ep.source),
+        namedItem('category', 'category_', ep.category), namedItem('source', 'source_', ep.source),
         metaItem('confidence', ep.confidence), metaItem('expires_at', ep.expires_at),
         metaItem('superseded_by', ep.superseded_by), metaItem('sha256', ep.sha256),
         Object.entries(ep.extra || {}).map(([k, v]) => [h('dt', null, k),

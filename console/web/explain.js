@@ -7,7 +7,10 @@
   const MV = window.MV;
   const { h, t } = MV;
 
-  // The multiplied parts of the score, in the order indexer/ranking.py applies them.
+  // The multiplied parts of the score, in the order indexer/ranking.py applies them. Names:
+  // "score" is the ranking number, "relevance" only the absolute one of the chip (explain.
+  // absolute); the factor the JSON keys `relevance` (fusion's rank value, 1 for the top
+  // result) is displayed as "fusion" (i18n explain_relevance / explain_part_relevance).
   const FACTORS = ['relevance', 'recency', 'priority', 'confidence', 'speaker', 'named_speaker', 'update'];
 
   const named = (prefix, name) => (MV.has(prefix + name) ? t(prefix + name) : name);

@@ -25,6 +25,7 @@
   }
 
   const priorityKey = (p) => 'priority_' + p;
+  const categoryKey = (c) => 'category_' + c;
 
   function labelled(key, control) {
     return h('label', { class: 'inline-label' }, h('span', { i18n: key }), control);
@@ -35,7 +36,7 @@
   function filterBar(onChange) {
     const tag = h('input', { type: 'search', testid: 'filter-tag', 'data-i18n-attr': 'placeholder',
       i18n: 'filter_tag_hint', autocomplete: 'off', 'aria-label': t('filter_tag') });
-    const category = choice('filter-category', 'field_category', CATEGORIES, 'filter_any');
+    const category = choice('filter-category', 'field_category', CATEGORIES, 'filter_any', categoryKey);
     const priority = choice('filter-priority', 'field_priority', PRIORITIES, 'filter_any', priorityKey);
     const verified = h('select', { testid: 'filter-verified', 'aria-label': t('filter_verified') },
       h('option', { value: '', i18n: 'filter_any' }),
@@ -69,7 +70,7 @@
    * collect(): the body fields (for an edit only those that changed; blank clears). */
   function fieldInputs(ep) {
     const old = ep || {};
-    const category = choice('field-category', 'field_category', CATEGORIES, 'field_none');
+    const category = choice('field-category', 'field_category', CATEGORIES, 'field_none', categoryKey);
     category.value = old.category || '';
     const key = h('input', { testid: 'field-key', autocomplete: 'off', 'aria-label': t('field_key') });
     key.value = old.key || '';
@@ -108,10 +109,21 @@
   function createForm(onCreated, onCancel) {
     const area = h('textarea', { testid: 'create-content', rows: 3, 'aria-label': t('content') });
     const tags = h('input', { testid: 'create-tags', autocomplete: 'off', 'aria-label': t('tags_hint') });
+    // Who said it and how much it matters, as `memvault remember --speaker/--speaker-name/
+    // --importance` take them (the server checks them by the same rules).
+    const speakerId = h('input', { testid: 'create-speaker-id', autocomplete: 'off',
+      'data-i18n-attr': 'placeholder', i18n: 'speaker_id_placeholder', 'aria-label': t('speaker') });
+    const speakerName = h('input', { testid: 'create-speaker-name', autocomplete: 'off',
+      'data-i18n-attr': 'placeholder', i18n: 'speaker_name_placeholder', 'aria-label': t('field_name') });
+    const importance = h('select', { testid: 'create-importance', 'aria-label': t('field_importance') },
+      [1, 2, 3, 4, 5].map((n) => h('option', { value: String(n), text: String(n) })));
+    importance.value = '2';
     const fields = fieldInputs(null);
     const form = h('form', { class: 'create-form card stack', testid: 'episode-create-form' },
       h('label', null, h('span', { i18n: 'content' }), area),
       h('label', null, h('span', { i18n: 'tags_hint' }), tags),
+      h('div', { class: 'field-grid row wrap' }, labelled('speaker', speakerId),
+        labelled('field_name', speakerName), labelled('field_importance', importance)),
       fields.nodes,
       h('div', { class: 'row' },
         h('button', { type: 'submit', class: 'btn btn-primary', testid: 'create-save', i18n: 'save' }),
@@ -119,7 +131,10 @@
           onclick: onCancel })));
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
-      const body = Object.assign({ content: area.value, tags: splitTags(tags.value) }, fields.collect());
+      const body = Object.assign({ content: area.value, tags: splitTags(tags.value),
+        importance: Number(importance.value) }, fields.collect());
+      if (speakerId.value.trim()) body.speaker_id = speakerId.value.trim();
+      if (speakerName.value.trim()) body.speaker_name = speakerName.value.trim();
       try {
         const made = await MV.busy(form, MV.call('/episode/create', body));
         MV.hideError();

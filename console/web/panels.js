@@ -1,4 +1,4 @@
-/* History, Injection, Audit and Export / import panels (Health: health.js). */
+/* History, Injection and Export / import panels (Audit: audit.js, Health: health.js). */
 (function () {
   'use strict';
   const MV = window.MV;
@@ -207,59 +207,6 @@
     return section(key, parts.length
       ? h('dl', { class: 'kv' }, parts.map(([k, v]) => [h('dt', null, k), h('dd', null, String(v))]))
       : MV.emptyState('none'));
-  }
-
-  // ------------------------------------------------------------------ audit
-  const AUDIT_PAGE = 50;
-  panel('audit', true, {
-    state: () => ({ page: 1, loaded: false }),
-    build(p) {
-      p.tools = h('div', { class: 'toolbar' });
-      p.table = h('div', { class: 'table-wrap', testid: 'audit-table' });
-      p.pager = h('nav', { class: 'pager', 'aria-label': t('pages') });
-      p.problems = h('div', { testid: 'audit-problems' });
-      p.tools.append(MV.jsonTools('audit', () => 'audit-' + (MV.state.scope ? MV.state.scope.session : 'scope') + '.json',
-        () => exportAudit()));
-      p.root.replaceChildren(p.tools, p.problems, p.table, p.pager);
-    },
-    clear(p) { p.table.replaceChildren(); p.pager.replaceChildren(); p.problems.replaceChildren(); },
-    load(p) { return p.fetch(() => MV.call('/audit', { page: p.ui.page, page_size: AUDIT_PAGE })); },
-    render(p) {
-      const data = p.ui.data;
-      const items = data.items || [];
-      const head = ['timestamp', 'operation', 'target', 'summary', 'source'];
-      MV.fill(p.table, items.length ? h('table', { class: 'grid' },
-        h('thead', null, h('tr', null, head.map((k) => h('th', { scope: 'col', i18n: 'audit_' + k })))),
-        h('tbody', null, items.map((a) => h('tr', { testid: 'audit-row', 'data-operation': a.operation },
-          h('td', { class: 'nowrap', title: a.timestamp || '' }, MV.fmtDate(a.timestamp)),
-          h('td', null, h('code', null, a.operation || '')),
-          h('td', null, (a.target_type || '') + ' ', h('code', null, a.target_id || '')),
-          h('td', null, a.summary || ''),
-          h('td', null, a.source || '', a.query_id != null ? h('span', { class: 'muted small' }, ' #' + a.query_id) : null)))))
-        : MV.emptyState('no_audit', 'audit-empty'));
-      MV.fill(p.problems, (data.problems || []).length ? [h('ul', { class: 'problems' },
-        data.problems.map((x) => h('li', { testid: 'audit-problem' }, 'audit.jsonl:' + x.line + ': ' + x.message)))] : []);
-      const pages = Math.max(1, data.pages || 1);
-      const go = (page) => () => { p.ui.page = page; p.load(); };
-      MV.fill(p.pager,
-        h('button', { type: 'button', class: 'btn', testid: 'audit-prev', i18n: 'previous', disabled: p.ui.page <= 1, onclick: go(p.ui.page - 1) }),
-        h('span', { class: 'muted', i18n: 'page_of', vars: { page: data.page || p.ui.page, pages } }),
-        h('span', { class: 'muted' }, ' · ' + t('n_entries', { n: data.total || 0 })),
-        h('button', { type: 'button', class: 'btn', testid: 'audit-next', i18n: 'next', disabled: p.ui.page >= pages, onclick: go(p.ui.page + 1) }));
-    },
-  });
-
-  async function exportAudit() {
-    const scope = MV.scopeBody();
-    const items = [];
-    let problems = [];
-    for (let page = 1; page <= 500; page++) {
-      const data = await MV.call('/audit', { page, page_size: 200 });
-      items.push(...(data.items || []));
-      problems = data.problems || problems;
-      if (page >= (data.pages || 1)) break;
-    }
-    return JSON.stringify({ scope, exported_at: new Date().toISOString(), items, problems }, null, 2);
   }
 
   // ------------------------------------------------------------------ export / import

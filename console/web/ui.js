@@ -91,19 +91,46 @@
 
   function format(text, vars) {
     if (!vars) return text;
-    return String(text).replace(/\{(\w+)\}/g, (m, name) => (name in vars ? String(vars[name]) : m));
+    // Own keys only: a {constructor} in a message is not Object's.
+    return String(text).replace(/\{(\w+)\}/g, (m, name) =>
+      (Object.prototype.hasOwnProperty.call(vars, name) ? String(vars[name]) : m));
   }
 
-  /** Whether `key` has a message (in the reader's language or English). */
-  MV.has = (key) => dicts[i18n.lang][key] != null || dicts.en_US[key] != null;
+  // Own keys only: a key built from a server value ('audit_op_' + operation) never reaches
+  // Object.prototype.
+  const own = (dict, key) => Object.prototype.hasOwnProperty.call(dict, key) && dict[key] != null;
 
-  MV.t = function (key, vars) {
-    let text = dicts[i18n.lang][key];
-    if (text == null) text = dicts.en_US[key];
+  /** Whether `key` has a message (in the reader's language or English). */
+  MV.has = (key) => own(dicts[i18n.lang], key) || own(dicts.en_US, key);
+
+  /** The message of `key` before its {vars} go in. */
+  function message(key) {
+    let text = own(dicts[i18n.lang], key) ? dicts[i18n.lang][key] : null;
+    if (text == null && own(dicts.en_US, key)) text = dicts.en_US[key];
     if (text == null && window.langbot && typeof window.langbot.t === 'function') {
       text = window.langbot.t(key, key);
     }
-    return format(text == null ? key : text, vars);
+    return String(text == null ? key : text);
+  }
+
+  MV.t = (key, vars) => format(message(key), vars);
+
+  /** A message's pieces: `...` in a message names a command or a file, shown as <code>. The
+   * message is split on its backticks before the {vars} go in, so only a translator's
+   * backticks make code: a value (a path, a person's text) with one stays plain text. With an
+   * odd number of backticks nothing is code. Returns [{code: bool, text}]. */
+  MV.pieces = function (template, vars) {
+    const parts = String(template).split('`');
+    if (parts.length % 2 === 0) return [{ code: false, text: format(template, vars) }];
+    return parts.map((part, i) => ({ code: i % 2 === 1, text: format(part, vars) }))
+      .filter((piece) => piece.code || piece.text !== '');
+  };
+
+  /** Fill `el` with a message: text nodes and <code> elements, never HTML. */
+  MV.putMessage = function (el, template, vars) {
+    el.replaceChildren(...MV.pieces(template, vars).map((piece) => (piece.code
+      ? h('code', null, piece.text) : document.createTextNode(piece.text))));
+    return el;
   };
 
   /** Mark an element as translated by `key` (re-translated on every language change). */
@@ -120,10 +147,14 @@
     const key = el.getAttribute('data-i18n');
     let vars = null;
     try { vars = JSON.parse(el.getAttribute('data-i18n-vars') || 'null'); } catch (e) { vars = null; }
-    const text = MV.t(key, vars);
+    const template = message(key);
     const attr = el.getAttribute('data-i18n-attr');
-    if (attr && SAFE_ATTRS.includes(attr)) el.setAttribute(attr, text);
-    else el.textContent = text;
+    // An attribute cannot hold <code>: the command stays, its backticks go.
+    if (attr && SAFE_ATTRS.includes(attr)) {
+      el.setAttribute(attr, MV.pieces(template, vars).map((piece) => piece.text).join(''));
+    } else {
+      MV.putMessage(el, template, vars);
+    }
   }
 
   MV.applyI18n = function (root) {
@@ -237,59 +268,14 @@
 
   MV.short = (sha) => (sha ? String(sha).slice(0, 10) : '—');
 
-  // ------------------------------------------------------------------ JSON out
-  MV.copyText = async function (text, fallbackArea) {
-    try {
-      await navigator.clipboard.writeText(text);
-      MV.toast(MV.t('copied'));
-      return;
-    } catch (e) { /* sandboxed iframe: no clipboard permission */ }
-    if (fallbackArea) {
-      fallbackArea.hidden = false;
-      fallbackArea.value = text;
-      fallbackArea.focus();
-      fallbackArea.select();
-      let ok = false;
-      try { ok = document.execCommand('copy'); } catch (e) { ok = false; }
-      MV.toast(MV.t(ok ? 'copied' : 'copy_manually'));
-    } else {
-      MV.toast(MV.t('copy_manually'));
-    }
-  };
-
-  MV.download = function (filename, text) {
-    try {
-      const url = URL.createObjectURL(new Blob([text], { type: 'application/json' }));
-      const link = h('a', { href: url, download: filename, hidden: true });
-      document.body.append(link);
-      link.click();
-      link.remove();
-      setTimeout(() => URL.revokeObjectURL(url), 10000);
-      // A sandboxed frame (LangBot) may drop the download without telling anyone.
-      const framed = window.origin === 'null' || window.self !== window.top;
-      MV.toast(MV.t(framed ? 'download_maybe_blocked' : 'download_started'));
-    } catch (e) {
-      MV.showError(new Error(MV.t('download_blocked')));
-    }
-  };
-
-  /** Download / copy / show-raw buttons for a JSON text getter, plus the raw textarea. */
-  MV.jsonTools = function (prefix, filename, getText) {
-    const area = h('textarea', {
-      class: 'raw-json', readonly: true, rows: 12, hidden: true, testid: prefix + '-raw-json',
-      'aria-label': MV.t('raw_json'),
-    });
-    const run = (fn) => async () => {
-      try { fn(await getText()); } catch (err) { MV.fail(err); }
-    };
-    const bar = h('div', { class: 'row wrap' },
-      h('button', { type: 'button', class: 'btn', testid: prefix + '-download', i18n: 'download_json',
-        onclick: run((text) => MV.download(filename(), text)) }),
-      h('button', { type: 'button', class: 'btn', testid: prefix + '-copy', i18n: 'copy',
-        onclick: run((text) => MV.copyText(text, area)) }),
-      h('button', { type: 'button', class: 'btn', testid: prefix + '-show-raw', i18n: 'show_raw',
-        onclick: run((text) => { area.value = text; area.hidden = !area.hidden; }) }));
-    return h('div', { class: 'json-tools' }, bar, area);
+  /** A value of a fixed vocabulary (an audit operation, a memory's source or category) in the
+   * reader's language, the value as written in its title and data-value; a value the page has
+   * no name for (a newer server's, a hand-written one) is shown as it is, in <code>. */
+  MV.named = function (prefix, value, props) {
+    const raw = value == null ? '' : String(value);
+    const base = Object.assign({ 'data-value': raw }, props || {});
+    if (raw && MV.has(prefix + raw)) return h('span', Object.assign(base, { i18n: prefix + raw, title: raw }));
+    return h('code', base, raw);
   };
 
   // ------------------------------------------------------------------ tabs

@@ -41,7 +41,7 @@ def test_console_and_cli_show_the_same_relevance(ctx, query, memory):
     assert f"{cli['explain']['absolute']['value']:.3f}" == f"{absolute['value']:.3f}"
     # The CLI's readable explain line prints the same 3 decimals the console panel shows.
     text = run("search", query, *CLI_SCOPE, "--explain", vault=ctx.vault.root).stdout
-    assert f"relevance {absolute['value']:.3f} = text" in text and "passed" in text
+    assert f"relevance {absolute['value']:.3f} from text" in text and "passed" in text
 
 
 def test_an_unrelated_query_is_listed_but_marked_below_the_floor(ctx):

@@ -83,7 +83,7 @@ def test_each_result_shows_its_relevance_and_the_verdict(page: Page, console: Co
     search(page, RELATED)
     card = page.locator(f'[data-testid="episode-card"][data-id="{top["id"]}"]')
     chip = card.get_by_test_id("episode-relevance")
-    expect(chip).to_have_text(f"Relevance {shown}: passed")
+    expect(chip).to_have_text(f"Relevance {shown}: above the floor {FLOOR}")
     expect(chip).to_have_attribute("data-passed", "true")
     # The explain table holds its components, the value among them.
     card.get_by_test_id("explain-toggle").click()

@@ -292,7 +292,7 @@ async def test_archive_and_restore(plugin, host):
     assert vault.find_episode(chat(plugin), ep.id).episode.status == "archived"
     assert not engine.search("Heidi window seats", chat(plugin))
     again = await say(cmd, host, f"!memory archive {ep.id}")
-    assert again == f"[Memory] episode {ep.id} is already archived"
+    assert again == f"[Memory] Episode {ep.id} is already archived: nothing changed."
     reply = await say(cmd, host, f"!memory restore {ep.id}")
     assert reply == f"[Memory] Episode {ep.id} status set to active."
     assert engine.search("Heidi window seats", chat(plugin))

@@ -245,7 +245,8 @@ async def test_update_profile_speaker_and_session(plugin, opted_in):
         "update_profile",
         {"field": "preferences", "action": "set", "value": "espresso", "fact_key": "coffee"},
     )
-    assert text == "Speaker profile updated.\nPreferences: coffee: espresso"
+    # The new speaker profile is named after the sender (sender_name), its name being empty.
+    assert text == "Speaker profile updated.\nName: Alice\nPreferences: coffee: espresso"
     text = await call(
         plugin,
         opted_in,
@@ -260,6 +261,7 @@ async def test_update_profile_speaker_and_session(plugin, opted_in):
     )
     assert text.splitlines() == [
         "Speaker profile updated.",
+        "Name: Alice",
         "Preferences: coffee: oat flat white",
         "Recent preference update (coffee): now oat flat white; previously espresso",
     ]

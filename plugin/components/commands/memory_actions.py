@@ -208,7 +208,9 @@ def forget(call: Call) -> str:
 
 def _set_status(call: Call, verb: str, status: str) -> str:
     raw = one_id(call, f"Usage: !memory {verb} <episode_id>")
-    find(call, raw)
+    found = find(call, raw).episode
+    if found.status == status:  # sent twice: no error (as `memvault` and the console answer)
+        return f"[Memory] Episode {found.id} is already {status}: nothing changed."
     change = call.v.archive if status == "archived" else call.v.restore
     episode = change(call.scope, raw, source="user", query_id=call.query_id)
     return f"[Memory] Episode {episode.id} status set to {status}."

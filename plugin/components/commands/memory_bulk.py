@@ -25,7 +25,7 @@ def verify(call: Call) -> str:
     raw = one_id(call, "Usage: !memory verify <episode_id>")
     before = find(call, raw)
     if before.episode.verified:
-        return f"[Memory] Episode {before.episode.id} is already verified."
+        return f"[Memory] Episode {before.episode.id} is already verified: nothing changed."
     after = edit_episode(
         call.v,
         call.scope,

@@ -116,6 +116,8 @@ class UpdateProfile(Tool):
                 previous_value=previous_value.strip() or None,
                 source="agent",
                 query_id=query_id,
+                # Fills the speaker profile's name only while it is empty (profile_ops).
+                speaker_name=turn.sender_name or None,
             )
         except (BadRequestError, UnsafeNameError) as exc:
             return f"Error: {exc}"

@@ -1,0 +1,83 @@
+"""What a person at the CLI reads when sync skips a file: one plain warning line, not a log
+line (newcomer walk-through: `memvault search` printed `WARNING indexer.documents
+sync=parse_error path=... line=4 error='...'`). The structured `event=... key=value` lines
+stay for MEMVAULT_LOG=info/debug. The real `memvault` command on a real vault."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from vault.check import check_vault
+from vault.create import init_vault
+from vault.keys import ScopeId
+from vault.operations import Vault
+
+MEMVAULT = shutil.which("memvault") or str(Path(sys.executable).parent / "memvault")
+CHAT = ScopeId("b1", "group_1")
+SCOPE = ["--bot", "b1", "--session", "group_1"]
+BROKEN = b"---\nid: broken_1\nimportance: 2\ntags: [unclosed\n---\nbody\n"
+TAIL = " (skipped; `memvault check` lists every problem)"
+
+
+def search(root: Path, log: str | None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "MEMVAULT_LOG"}
+    if log is not None:
+        env["MEMVAULT_LOG"] = log
+    proc = subprocess.run(
+        [MEMVAULT, "search", "green tea", *SCOPE, "--vault", str(root), "--mode", "text"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+    )
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    path = tmp_path / "memory"
+    init_vault(path)
+    Vault(path).remember(CHAT, "Alice likes green tea")
+    folder = next((path / "bots").rglob("episodes"))
+    (folder / "broken.md").write_bytes(BROKEN)
+    return path
+
+
+def said(root: Path) -> str:
+    (problem,) = check_vault(root).problems
+    return f"warning: {problem.path}:{problem.line}: {problem.message}{TAIL}"
+
+
+@pytest.mark.parametrize("log", [None, "warning", "loud"])  # unset, the default, unknown
+def test_a_skipped_broken_file_is_one_plain_warning_line(root, log):
+    expected = said(root)
+    proc = search(root, log)
+    assert proc.stderr.splitlines() == [expected], proc.stderr
+    assert "Alice likes green tea" in proc.stdout  # the rest keeps working
+
+
+@pytest.mark.parametrize("log", ["info", "debug"])
+def test_the_diagnostic_log_keeps_the_structured_line(root, log):
+    (problem,) = check_vault(root).problems
+    proc = search(root, log)
+    structured = f"WARNING indexer.documents sync=parse_error path={problem.path} line=4 "
+    assert structured in proc.stderr, proc.stderr
+    assert problem.message in proc.stderr and TAIL not in proc.stderr, proc.stderr
+
+
+def test_a_skipped_symbolic_link_is_a_plain_warning_too(root, tmp_path):
+    expected = said(root)
+    outside = tmp_path / "outside.md"
+    outside.write_text("a file out of the vault\n", encoding="utf-8")
+    (root / "bots/b1/linked.md").symlink_to(outside)
+    lines = search(root, None).stderr.splitlines()
+    link = f"warning: bots/b1/linked.md: symbolic link, not followed (never read){TAIL}"
+    assert sorted(lines) == sorted([expected, link]), lines

@@ -1,0 +1,73 @@
+"""The paragraph each of the vault layer's commands opens its `--help` with (CommandSpec
+.description): what it does, what it prints, and its exit code when it is not just 0 (done)
+or 2 (bad usage, no such memory or chat). `--json` prints the same as data."""
+
+from __future__ import annotations
+
+_ALREADY = (
+    "Asking for the state a memory already has is no error: it prints `ID already "
+    "{state}: nothing changed` and exits 0, writing nothing."
+)
+
+ABOUT: dict[str, str] = {
+    "init": (
+        "Create a vault at PATH (default --vault, else ./memory): the bots/ and .memvault/ "
+        "folders, a .gitignore, a README and a git repository with a first commit. Files "
+        "already there are kept; prints what it created."
+    ),
+    "list": (
+        "List the memories of one chat (--bot/--session), newest first, 10 a page: one line "
+        "each with id, date, importance, status, tags, speaker and text, then the page "
+        "count. Filters narrow it before paging."
+    ),
+    "show": "Print one memory in full: each front-matter field as words, then its text.",
+    "forget": (
+        "Delete one memory's file and commit that; git history keeps it (`git log -- PATH`). "
+        "Changes git did not hold yet are committed first, and the commit is named."
+    ),
+    "restore": (
+        "Make an archived or superseded memory active again, so recall finds it; prints `ID "
+        "active`. " + _ALREADY.format(state="active")
+    ),
+    "profile": (
+        "Show or edit the chat's profile, or with --speaker one person's: set/add/remove "
+        "name, traits, preferences or notes (--fact-key makes a slot that a new value "
+        "replaces). While a speaker profile has no name, an edit also writes one: "
+        "--speaker-name, else the name the speaker's newest memory here was saved with; a "
+        "name already there is never changed. Prints the profile."
+    ),
+    "check": (
+        "Validate every file of the vault, changing nothing: prints `path:line: problem` "
+        "for each bad file and a summary. Exits 1 when it found problems or git commits "
+        "keep failing."
+    ),
+    "export": (
+        "Print one chat's profiles and memories as JSON (or write it to --out). A file that "
+        "cannot be read is left out, named under `unreadable` and on stderr: exit 1."
+    ),
+    "import": (
+        "Import JSON from `memvault export`, the console or LongTermMemory into one chat; "
+        "items already there are skipped, so importing twice adds nothing. Prints the counts."
+    ),
+    "verify": (
+        "Mark one memory as confirmed by a person (verified: true); prints `ID verified`. "
+        + _ALREADY.format(state="verified")
+    ),
+    "delete": (
+        "Delete one memory by id, or every memory of the chat that --speaker/--tag/--before/"
+        "--status pick: without --yes it only previews (the count and the first 10); with "
+        "--yes it deletes them in one commit. Exits 1 if it had to stop partway."
+    ),
+    "archive": (
+        "Archive one memory by id (hidden from recall, the file kept), or with filters every "
+        "memory they pick (a preview; --yes applies). " + _ALREADY.format(state="archived")
+    ),
+    "stats": (
+        "Count one chat's memories by status, category, priority, verified and speaker; the "
+        "oldest and newest, the expired, and the files that could not be read."
+    ),
+    "events": (
+        "A person's key events (appointments, orders, ...): list them, show one, or close "
+        "one with a resolution (audited and committed like the plugin's close_event)."
+    ),
+}
