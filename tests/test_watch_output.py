@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from indexer.cli_watch import SHOWN_PATHS, batch_text
 from indexer.sync import SyncReport
+from tests.test_watcher import git  # commits with a fixed identity
 from vault.check import check_vault
 from vault.create import init_vault
 from vault.keys import ScopeId
@@ -33,19 +34,6 @@ START_S = 120.0  # imports, model load and the first reconcile on a busy 2-core 
 SEEN_S = 30.0
 BROKEN = b"---\nid: broken_1\ntags: [unclosed\n---\nbody\n"
 LINE = re.compile(r"^indexed (\d+) change\(s\) in \d+\.\d\d s \(([^)]*)\): (.*)$")
-
-
-def git(root: Path, *args: str) -> str:
-    env = os.environ | {
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-    }
-    done = subprocess.run(
-        ["git", "-C", str(root), *args], check=True, capture_output=True, text=True, env=env
-    )
-    return done.stdout
 
 
 def wait_for(check: Callable[[], bool], what: str, timeout: float = SEEN_S) -> None:

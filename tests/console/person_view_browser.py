@@ -4,9 +4,11 @@ file pytest collects by itself."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -27,6 +29,13 @@ LANGS = ("en_US", "zh_Hans")
 # Every (width, language) a test shows itself in: its screenshots are named after them.
 ALL_VIEWS = [pytest.param(w, lang, id=f"{w}-{lang}") for w in VIEWS for lang in LANGS]
 CJK = re.compile(r"[\u4e00-\u9fff]")
+# The page's own words in each of LANGS, to compare what a person sees against.
+MESSAGES = {
+    lang: json.loads(
+        (Path(__file__).resolve().parents[2] / f"console/web/i18n/{lang}.json").read_text("utf-8")
+    )
+    for lang in LANGS
+}
 
 
 @contextmanager

@@ -12,7 +12,6 @@ test-artifacts/console/):
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from tests.console.person_view_browser import (
     ALL_VIEWS,
     CJK,
     LANGS,
+    MESSAGES,
     VIEWS,
     Page,
     choose_chat,
@@ -30,12 +30,6 @@ from tests.console.person_view_browser import (
     person_page,
 )
 
-MESSAGES = {
-    lang: json.loads(
-        (Path(__file__).resolve().parents[2] / f"console/web/i18n/{lang}.json").read_text("utf-8")
-    )
-    for lang in LANGS
-}
 FUTURE = "future_operation"  # what a newer MemVault might log: no name for it in this page
 HOSTILE = '<img src=x onerror="window.__xss=1">'
 

@@ -6,7 +6,6 @@ in English and Chinese; screenshots in test-artifacts/console/."""
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from pathlib import Path
@@ -23,20 +22,12 @@ from tests.console.conftest_browser import (
 from tests.console.person_view_browser import (
     ALL_VIEWS,
     CJK,
-    LANGS,
+    MESSAGES,
     Page,
     choose_chat,
     expect,
     person_page,
 )
-
-MESSAGES = {
-    lang: json.loads(
-        (Path(__file__).resolve().parents[2] / f"console/web/i18n/{lang}.json").read_text("utf-8")
-    )
-    for lang in LANGS
-}
-
 
 seeded, console, browser = console_fixtures("console-health")
 

@@ -13,7 +13,6 @@ chromium) over the real `memvault console`, at 1280 and 390 px in English and Ch
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from tests.console.conftest_browser import BOT, CHAT, Seeded, build_vault, scree
 from tests.console.person_view_browser import (
     ALL_VIEWS,
     CJK,
-    LANGS,
+    MESSAGES,
     VIEWS,
     Page,
     choose_chat,
@@ -34,12 +33,6 @@ from tests.console.person_view_browser import (
     person_page,
 )
 
-MESSAGES = {
-    lang: json.loads(
-        (Path(__file__).resolve().parents[2] / f"console/web/i18n/{lang}.json").read_text("utf-8")
-    )
-    for lang in LANGS
-}
 BROKEN = "by-hand/broken.md"
 PLAN = "Carol plans a trip to Lisbon in May"
 
