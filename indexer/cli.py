@@ -146,7 +146,7 @@ def cmd_reindex(args: argparse.Namespace) -> int:
         # process is the writer.
         Engine.open(root).close()
         shutil.rmtree(index_dir(root), ignore_errors=True)
-    with Engine.open(root) as engine:
+    with cli_show.problems_said_in_report(), Engine.open(root) as engine:
         assert engine.syncer is not None
         if not getattr(args, "json", False) and sys.stderr.isatty():
             engine.syncer.on_progress = cli_show.progress_bar

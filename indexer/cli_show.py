@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -136,6 +139,22 @@ def absolute_text(a: dict[str, Any]) -> str:
 
 def _num(value: object) -> str:
     return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def _not_a_plain_warning(record: logging.LogRecord) -> bool:
+    return not getattr(record, "plain", None)
+
+
+@contextmanager
+def problems_said_in_report() -> Iterator[None]:
+    """While a command prints a sync's problems in its own report (`reindex`, `watch`), the
+    plain warning sync logs for each file it skips (indexer.documents) would say each twice."""
+    parse_log = logging.getLogger("indexer.documents")
+    parse_log.addFilter(_not_a_plain_warning)
+    try:
+        yield
+    finally:
+        parse_log.removeFilter(_not_a_plain_warning)
 
 
 def progress_bar(done: int, total: int) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import logging
 import signal
 import sys
 import threading
@@ -39,12 +38,6 @@ def watch_args(p: argparse.ArgumentParser, parents: Parents) -> None:
     p.epilog = WATCH_EPILOG
 
 
-def _not_said_per_batch(record: logging.LogRecord) -> bool:
-    # The batch line lists the problems of the files it changed: the warning sync logs for
-    # each file it skips (indexer.documents, with `plain`) would say each one twice.
-    return not getattr(record, "plain", None)
-
-
 def cmd_watch(args: argparse.Namespace) -> int:
     root = vault_cli.resolve_vault(args)
     as_json = bool(getattr(args, "json", False))
@@ -68,15 +61,11 @@ def cmd_watch(args: argparse.Namespace) -> int:
         if line:
             print(line, file=sys.stderr, flush=True)
 
-    parse_log = logging.getLogger("indexer.documents")
-    parse_log.addFilter(_not_said_per_batch)
-    try:
-        with Engine.open(root) as engine:
-            engine.watch(on_batch)
-            with contextlib.suppress(KeyboardInterrupt):
-                stop.wait()
-    finally:
-        parse_log.removeFilter(_not_said_per_batch)
+    # The batch line lists the problems of the files it changed: said once.
+    with cli_show.problems_said_in_report(), Engine.open(root) as engine:
+        engine.watch(on_batch)
+        with contextlib.suppress(KeyboardInterrupt):
+            stop.wait()
     return 0
 
 

@@ -28,6 +28,8 @@ from functools import lru_cache
 
 import tantivy
 
+from indexer.question_words import strip_question_words
+
 log = logging.getLogger(__name__)
 
 TEXT_ANALYZER = "memvault_text"
@@ -141,7 +143,10 @@ def _run_characters(text: str) -> frozenset[str]:
 
 
 def analyze_query(text: str) -> Analysis:
-    """Distinct query terms per field, capped at MAX_QUERY_TERMS in total (first ones kept)."""
+    """Distinct query terms per field, capped at MAX_QUERY_TERMS in total (first ones kept).
+    Chinese question words are taken out first (indexer.question_words), as English stop
+    words are."""
+    asked, text = text, strip_question_words(text)
     words = _dedupe(word_tokens(text))
     bigrams = _dedupe(cjk_bigrams(text))
     if len(words) + len(bigrams) > MAX_QUERY_TERMS:
@@ -156,7 +161,8 @@ def analyze_query(text: str) -> Analysis:
         keep_b = min(len(bigrams), max(half, MAX_QUERY_TERMS - len(words)))
         keep_w = MAX_QUERY_TERMS - keep_b
         words, bigrams = words[:keep_w], bigrams[:keep_b]
-    in_runs = _run_characters(text)
+    # Of the run as typed: 了 left alone by 现在几点了 -> "现在 了" was no word of its own.
+    in_runs = _run_characters(asked)
     tiebreak = tuple(w for w in words if w in in_runs)  # query order: deterministic scores
     if bigrams or len(tiebreak) < len(words):
         return Analysis(words=words, bigrams=bigrams, tiebreak=tiebreak)

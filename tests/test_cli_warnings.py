@@ -81,3 +81,16 @@ def test_a_skipped_symbolic_link_is_a_plain_warning_too(root, tmp_path):
     lines = search(root, None).stderr.splitlines()
     link = f"warning: bots/b1/linked.md: symbolic link, not followed (never read){TAIL}"
     assert sorted(lines) == sorted([expected, link]), lines
+
+
+def test_reindex_names_each_problem_once(root):
+    """`reindex` lists the problems in its report: the per-file warning would repeat each."""
+    (problem,) = check_vault(root).problems
+    env = {k: v for k, v in os.environ.items() if k != "MEMVAULT_LOG"}
+    proc = subprocess.run(
+        [MEMVAULT, "reindex", "--vault", str(root)],
+        capture_output=True, text=True, env=env, timeout=180,
+    )  # fmt: skip
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)  # problems found
+    everything = proc.stdout + proc.stderr
+    assert everything.count(f"{problem.path}:{problem.line}:") == 1, everything
