@@ -95,11 +95,10 @@ def import_failures(tree: Path, mode: str, names: list[str]) -> dict[str, str]:
     return json.loads(proc.stdout)
 
 
-@pytest.mark.parametrize("mode", ["no_fcntl", "windows_names"])
-def test_every_module_imports_without_posix_only_names(mode: str) -> None:
-    """no_fcntl: `import fcntl` fails. windows_names: also pwd, grp, resource and termios,
-    and the os flags, functions and signals Windows does not have (O_NOFOLLOW, O_DIRECTORY,
-    O_NONBLOCK, O_CLOEXEC, pread, pwrite, statvfs, geteuid, SIGKILL...)."""
+@pytest.fixture(scope="module")
+def importable() -> list[str]:
+    """Every module of the tree that imports here, with POSIX as it is (one interpreter for
+    both modes below: the slowest step of this file)."""
     core, plugin = _modules(ROOT)
     assert len(core) > 80 and "vault.safewrite" in core and "indexer.locks" in core
     assert "memvault_plugin.memory_service" in plugin
@@ -108,7 +107,15 @@ def test_every_module_imports_without_posix_only_names(mode: str) -> None:
     # that import here at all are held to it.
     plugin_ok = [n for n in plugin if n not in import_failures(ROOT, "normal", plugin)]
     assert len(plugin_ok) > len(plugin) // 2, "most plugin modules should import bare"
-    assert import_failures(ROOT, mode, core + plugin_ok) == {}
+    return core + plugin_ok
+
+
+@pytest.mark.parametrize("mode", ["no_fcntl", "windows_names"])
+def test_every_module_imports_without_posix_only_names(mode: str, importable: list[str]) -> None:
+    """no_fcntl: `import fcntl` fails. windows_names: also pwd, grp, resource and termios,
+    and the os flags, functions and signals Windows does not have (O_NOFOLLOW, O_DIRECTORY,
+    O_NONBLOCK, O_CLOEXEC, pread, pwrite, statvfs, geteuid, SIGKILL...)."""
+    assert import_failures(ROOT, mode, importable) == {}
 
 
 # -- two processes, one lock ---------------------------------------------------------------

@@ -136,17 +136,25 @@ def list_candidates(
     return CandidatePage(len(chosen), page, page_size, items, tuple(problems))
 
 
+# One message for every surface that looks a candidate up: each person finds the list
+# where they are (a chat member cannot run the CLI, a shell user has no `!memory`).
+LISTS = (
+    "`!memory candidates` in the chat, `memvault candidates list --status all` in a shell, "
+    "the console's Candidates tab"
+)
+
+
 def find_candidate(vault: Vault, scope: ScopeId, candidate_id: str) -> StoredCandidate:
     wanted = (candidate_id or "").strip()
     if candidate_id_problem(wanted) is not None:
         raise BadRequestError(
-            f"candidate id {candidate_id[:40]!r} is not valid: use the id "
-            "shown by `memvault candidates list`, e.g. cand_20261130_7f3a9c"
+            f"candidate id {candidate_id[:40]!r} is not valid: use an id from the "
+            f"candidates list ({LISTS}), e.g. cand_20261130_7f3a9c"
         )
     matches = [s for s in load_candidates(vault, scope)[0] if s.candidate.id == wanted]
     missing = (
-        f"no candidate {wanted} in {scope.label()}: run `memvault "
-        "candidates list --status all` to see the ids here"
+        f"no candidate {wanted} in {scope.label()}: the candidates list ({LISTS}) shows "
+        "the ids here"
     )
     return only_match("candidate", wanted, matches, [s.rel for s in matches], missing)
 

@@ -168,3 +168,11 @@ async def test_help_lists_the_review_and_consolidation_subcommands(plugin, host)
         "!memory consolidate preview|run",
     ):
         assert f"  {usage} - " in text
+
+
+async def test_a_wrong_candidate_id_names_the_list_in_the_chat_too(plugin, host):
+    """A chat member cannot run the CLI: the hint names `!memory candidates` (and the other
+    surfaces' lists), for a well-formed id that is not there and for a malformed one."""
+    for wrong in ("cand_20261130_aaaaaa", "nope!"):
+        reply = await say(plugin, host, f"!memory candidate accept {wrong}")
+        assert "`!memory candidates`" in reply and "memvault candidates list" in reply, reply
