@@ -11,13 +11,19 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from indexer.backend import IndexMismatchError
-from indexer.manifest_schema import EID, SCHEMA, SCHEMA_VERSION, FileEntry, doc_from_json, doc_json
+from indexer.manifest_schema import (
+    EID,
+    SCHEMA_VERSION,
+    FileEntry,
+    connect_writable,
+    doc_from_json,
+    doc_json,
+    ensure_schema,
+)
 from indexer.plan import Known
 from indexer.readonly import connect_read_only
 from indexer.records import ChunkDoc
@@ -51,32 +57,9 @@ class Manifest:
             self._db = connect_read_only(path, schema_version=SCHEMA_VERSION, writable=writable)
             return
         path.parent.mkdir(parents=True, exist_ok=True)
-        # Autocommit mode: transactions are explicit (BEGIN IMMEDIATE) so a batch is atomic
-        # and a writer takes the lock up front instead of failing half-way on upgrade.
-        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA busy_timeout=5000")
+        self._db = connect_writable(path)
         with self._tx():
-            for statement in SCHEMA.split(";"):
-                if statement.strip():
-                    self._db.execute(statement)
-            version = self._meta("schema_version")
-            if version is None:
-                self._set_meta("schema_version", str(SCHEMA_VERSION))
-            elif int(version) < SCHEMA_VERSION:
-                # Derived state: start over; reconcile re-indexes and drops orphan index ids.
-                for table in ("files", "chunks"):
-                    self._db.execute(f"DROP TABLE {table}")
-                for statement in SCHEMA.split(";"):
-                    if statement.strip():
-                        self._db.execute(statement)
-                self._set_meta("schema_version", str(SCHEMA_VERSION))
-            elif int(version) > SCHEMA_VERSION:
-                raise IndexMismatchError(
-                    f"{path} was written by a newer MemVault (schema {version}): "
-                    "upgrade, or delete the .memvault/index folder and reindex"
-                )
+            ensure_schema(self._db, path)
 
     @classmethod
     def for_vault(cls, vault_root: Path, *, read_only: bool = False) -> Manifest:

@@ -6,8 +6,11 @@ A chunk's document is stored as JSON so search can rank a hit from the manifest 
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
+from indexer.backend import IndexMismatchError
 from indexer.plan import Known
 from indexer.records import ChunkDoc
 
@@ -84,3 +87,42 @@ class FileEntry:
 
     def known(self) -> Known:
         return Known(self.size, self.mtime_ns, self.sha)
+
+
+def connect_writable(path: Path) -> sqlite3.Connection:
+    """The writer's connection. Autocommit mode: transactions are explicit (BEGIN
+    IMMEDIATE) so a batch is atomic and a writer takes the lock up front instead of failing
+    half-way on upgrade."""
+    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute("PRAGMA busy_timeout=5000")
+    return db
+
+
+def _create(db: sqlite3.Connection) -> None:
+    for statement in SCHEMA.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def ensure_schema(db: sqlite3.Connection, path: Path) -> None:
+    """Create the tables, or start over from an older schema (derived state: reconcile
+    re-indexes and drops orphan index ids); refuse a newer one. Inside the caller's
+    transaction."""
+    _create(db)
+    row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    version = None if row is None else row[0]
+    if version is not None and int(version) > SCHEMA_VERSION:
+        raise IndexMismatchError(
+            f"{path} was written by a newer MemVault (schema {version}): "
+            "upgrade, or delete the .memvault/index folder and reindex"
+        )
+    if version is not None and int(version) < SCHEMA_VERSION:
+        for table in ("files", "chunks"):
+            db.execute(f"DROP TABLE {table}")
+        _create(db)
+    if version is None or int(version) < SCHEMA_VERSION:
+        db.execute(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)", ("schema_version", str(SCHEMA_VERSION))
+        )

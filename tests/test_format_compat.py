@@ -10,6 +10,9 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
+from indexer.backend import IndexMismatchError
 from indexer.engine import Engine
 from indexer.manifest import MANIFEST_NAME, index_dir
 from indexer.manifest_schema import SCHEMA_VERSION
@@ -117,3 +120,17 @@ def test_the_format_docs_name_every_field_and_value_in_both_languages() -> None:
         assert "%2Eswp" in text and "index_key" in text and "people/<sender>/events" in text
     readme = (docs.parent / "README.md").read_text("utf-8")
     assert "](docs/FORMAT.md)" in readme and "../shared/DESIGN.md" not in readme
+
+
+def test_an_index_of_a_newer_memvault_is_refused_and_left_alone(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    with open_world(root) as (vault, _):
+        _write_old(root)
+    manifest = index_dir(root) / MANIFEST_NAME
+    with sqlite3.connect(manifest) as db:  # what a later MemVault would leave
+        db.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    db.close()
+    before = manifest.read_bytes()
+    with pytest.raises(IndexMismatchError, match="newer MemVault .schema 99.: upgrade"):
+        Engine.open(root)
+    assert manifest.read_bytes() == before  # nothing dropped or rewritten
