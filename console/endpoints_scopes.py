@@ -9,10 +9,11 @@ from typing import Any
 from console.context import ConsoleContext
 from console.errors import ApiError
 from console.requests import Body, checked_id
+from vault.chats import child_folders
 from vault.keys import ISOLATIONS, ScopeId, session_name
-from vault.layout import NOBOT, is_ignored, iter_markdown
+from vault.layout import NOBOT, iter_markdown
 from vault.model import FormatError, Profile
-from vault.names import MAX_ID_CHARS, folder_id
+from vault.names import MAX_ID_CHARS
 from vault.safewrite import content_hash
 from vault.store import read_episode_file
 from vault.views import iso, profile_json
@@ -36,19 +37,6 @@ def meta(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
         "git": ctx.git_autocommit and (ctx.vault.root / ".git").exists(),
         "warnings": list(ctx.warnings),
     }
-
-
-def _children(folder: Path) -> list[tuple[str, Path]]:
-    """(id, folder) of the sub-folders made by encode_name, sorted by id."""
-    if not folder.is_dir():
-        return []
-    found = []
-    for child in folder.iterdir():
-        if child.is_dir() and not child.is_symlink() and not is_ignored(child.name):
-            ident = folder_id(child)
-            if ident is not None:
-                found.append((ident, child))
-    return sorted(found)
 
 
 def _active(ctx: ConsoleContext, folder: Path, seen: set[str]) -> int:
@@ -80,10 +68,10 @@ def scopes(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     layout = ctx.vault.layout
     seen: set[str] = set()
     bots = []
-    for bot_id, bot_dir in _children(ctx.vault.root / "bots"):
+    for bot_id, bot_dir in child_folders(ctx.vault.root / "bots"):
         bot = None if bot_id == NOBOT else bot_id
         chats = []
-        for session, chat_dir in _children(bot_dir / "sessions"):
+        for session, chat_dir in child_folders(bot_dir / "sessions"):
             speakers = chat_dir / "speakers"
             chats.append(
                 {

@@ -22,17 +22,24 @@ class ChatNotFoundError(NotFoundError):
     """The chat (or, with isolation bot, the bot) has no folder in this vault."""
 
 
-def _ids(folder: Path) -> list[str]:
-    """The ids of `folder`'s sub-folders made by encode_name (no links, no editor files)."""
-    if not folder.is_dir() or folder.is_symlink():
+def child_folders(folder: Path) -> list[tuple[str, Path]]:
+    """(id, folder) of `folder`'s sub-folders made by encode_name (no links, no editor
+    files), sorted by id: the bots of bots/, the chats of sessions/ (the console lists them
+    the same way)."""
+    if not folder.is_dir():
         return []
     found = []
     for child in folder.iterdir():
         if child.is_dir() and not child.is_symlink() and not is_ignored(child.name):
             ident = folder_id(child)
             if ident is not None:
-                found.append(ident)
+                found.append((ident, child))
     return sorted(found)
+
+
+def _ids(folder: Path) -> list[str]:
+    """The ids of child_folders, none when `folder` itself is a link."""
+    return [] if folder.is_symlink() else [ident for ident, _ in child_folders(folder)]
 
 
 def known_chats(root: Path) -> list[tuple[str | None, str]]:
