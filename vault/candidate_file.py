@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from vault.episode_fields import EpisodeFields
+from vault.episode_fields import DATETIME_EXPECTED, EpisodeFields
 from vault.episodes import normalise_body, required_front_matter
 from vault.ids import episode_id_problem
 from vault.model import CATEGORIES, DEFAULT_IMPORTANCE, FormatError, Speaker
@@ -34,7 +34,6 @@ CANDIDATE_STATUSES: tuple[str, ...] = ("pending", "accepted", "rejected")
 CANDIDATE_KINDS: tuple[str, ...] = ("episode", "profile")
 PROFILE_TARGETS: tuple[str, ...] = ("session", "speaker")
 EVIDENCE_MAX = 500
-_DATETIME = "a date and time like 2026-11-30T04:20:00Z"
 # Ids become file names, CLI arguments and chat commands: a plain token, no path parts.
 _CANDIDATE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}")
 CANDIDATE_ID_RULE = (
@@ -132,9 +131,6 @@ class _Fields(EpisodeFields):
             )
         return value
 
-    def moment(self, name: str) -> datetime | None:
-        return self.convert(name, parse_datetime, _DATETIME)
-
     def strings(self, name: str) -> tuple[str, ...]:
         raw = self.data.get(name)
         if raw is None:
@@ -157,7 +153,8 @@ class _Fields(EpisodeFields):
             at = parse_datetime(at_raw) if at_raw else None
         except ValueError:
             raise FormatError(
-                f"evidence at must be {_DATETIME} (got {describe(at_raw)})", self.line("evidence")
+                f"evidence at must be {DATETIME_EXPECTED} (got {describe(at_raw)})",
+                self.line("evidence"),
             ) from None
         return Evidence(text, at)
 

@@ -51,7 +51,8 @@ FIELD_ORDER: tuple[str, ...] = (
     "expires_at",
     "superseded_by",
 )
-_DATETIME = "a date and time like 2026-11-30T04:20:00Z"
+# What a date field must hold, in every front-matter message (episodes, candidates, events).
+DATETIME_EXPECTED = "a date and time like 2026-11-30T04:20:00Z"
 # People type Chinese commas in comma-separated tags as often as ASCII ones.
 _TAG_SEPARATORS = re.compile(r"[,，]")
 _T = TypeVar("_T")
@@ -108,6 +109,9 @@ class EpisodeFields:
         except ValueError:
             raise field_error(name, expected, raw, self.line(name)) from None
 
+    def moment(self, name: str) -> datetime | None:
+        return self.convert(name, parse_datetime, DATETIME_EXPECTED)
+
     def choice(self, name: str, options: tuple[str, ...]) -> str | None:
         raw = self.text(name)
         if raw is not None and raw.lower() not in options:
@@ -155,7 +159,7 @@ class EpisodeFields:
 
     def episode(self, body: str, rel_path: str, mtime: float) -> Episode:
         source = self.choice("source", SOURCES) or DEFAULT_SOURCE
-        created = self.convert("created_at", parse_datetime, _DATETIME)
+        created = self.moment("created_at")
         if created is None:
             # Whole seconds: the value may be written back into the file by an edit.
             created = datetime.fromtimestamp(math.floor(mtime), UTC)
@@ -178,9 +182,9 @@ class EpisodeFields:
             source=source,
             verified=default_verified(source) if verified is None else verified,
             confidence=default_confidence(source) if confidence is None else confidence,
-            expires_at=self.convert("expires_at", parse_datetime, _DATETIME),
+            expires_at=self.moment("expires_at"),
             superseded_by=self.text("superseded_by"),
             priority=priority,
-            updated_at=self.convert("updated_at", parse_datetime, _DATETIME),
+            updated_at=self.moment("updated_at"),
             extra=tuple((k, v) for k, v in self.data.items() if k not in FIELD_ORDER),
         )

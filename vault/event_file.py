@@ -51,7 +51,6 @@ EVENT_STATUSES: tuple[str, ...] = ("open", "closed")
 HISTORY_KINDS: tuple[str, ...] = ("opened", "note", "closed")
 MAX_SUMMARY = 500
 MAX_NOTE = 4000
-_DATETIME = "a date and time like 2026-11-30T04:20:00Z"
 _EVENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}")
 EVENT_ID_RULE = "an event id is 1 to 64 letters, digits and _ . @ - (e.g. evt_20261130_7f3a9c)"
 FIELD_ORDER: tuple[str, ...] = (
@@ -123,9 +122,6 @@ class _Fields(EpisodeFields):
         if value is None:
             raise FormatError(f"{name} is missing: add `{name}: {example}`", self.line(name))
         return value
-
-    def moment(self, name: str) -> datetime | None:
-        return self.convert(name, parse_datetime, _DATETIME)
 
     def event(self, body: str, rel_path: str) -> Event:
         stem = rel_path.rsplit("/", 1)[-1].removesuffix(".md")
