@@ -12,9 +12,10 @@ without a word (issue 20 item 10). Now:
 - more are left to a writer: deletions are still applied (a forgotten memory stops
   answering; they embed nothing), the command answers from what is indexed and says so on
   stderr in one line, with how many changes wait and the command that indexes them;
-- with no index at all there is nothing to answer from: everything is indexed first, with a
-  line on stderr every PROGRESS_S seconds (files done of all, seconds); Ctrl-C stops it and
-  keeps what was indexed (the manifest commits per batch, indexer.sync).
+- with no index at all there is nothing to answer from: everything is indexed first; past
+  CATCH_UP_FILES files with a line saying so, then one on stderr every PROGRESS_S seconds
+  (files done of all, seconds). Ctrl-C stops it and keeps what was indexed (the manifest
+  commits per batch, indexer.sync).
 """
 
 from __future__ import annotations
@@ -58,10 +59,11 @@ def catch_up(engine: Engine, *, limit: int | None = None, out: TextIO | None = N
     """Bring the index as far as the module says before a command answers; the one-line
     warning on `out` (stderr) when it stays behind."""
     out = out or sys.stderr
-    if not engine.manifest.known():
+    limit = CATCH_UP_FILES if limit is None else limit
+    if not engine.manifest.known() and len(scan_vault(engine.root, [])) > limit:
         report = index_all(engine, out)
-    else:
-        report = engine.reconcile(limit=CATCH_UP_FILES if limit is None else limit)
+    else:  # a few files to index from nothing are as quick as a few changes: said nothing
+        report = engine.reconcile(limit=limit)
     note = behind_note(report)
     if note:
         print(note, file=out, flush=True)
@@ -79,14 +81,12 @@ def index_all(engine: Engine, out: TextIO) -> SyncReport:
     """Index every file (there is no index to answer from), saying how far it got."""
     syncer = engine.syncer
     assert syncer is not None  # only a writer gets here
-    files = len(scan_vault(engine.root, []))
-    if files:
-        print(
-            f"memvault: no index yet: indexing {files:,} memory file(s) before answering "
-            "(Ctrl-C stops; what is indexed by then is kept)",
-            file=out,
-            flush=True,
-        )
+    print(
+        f"memvault: no index yet: indexing {len(scan_vault(engine.root, [])):,} memory "
+        "file(s) before answering (Ctrl-C stops; what is indexed by then is kept)",
+        file=out,
+        flush=True,
+    )
     saved = syncer.on_progress, syncer.batch_files
     syncer.on_progress = ProgressLines(out)
     syncer.batch_files = min(syncer.batch_files, FIRST_BATCH_FILES)

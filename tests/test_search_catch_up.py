@@ -8,6 +8,7 @@ model is not the subject, what gets embedded before the answer is."""
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import threading
@@ -206,3 +207,30 @@ def test_a_write_never_waits_for_a_watchers_long_sync(tmp_path, monkeypatch):
             found = [r.doc.text for r in eng.search("otter north bank", CHAT)]
             time.sleep(0.2)
         assert found and "otter" in found[0]
+
+
+def test_the_console_says_how_far_its_start_up_sync_got(tmp_path, capsys, monkeypatch):
+    """`memvault console` serves once its start-up sync is done; with thousands of files to
+    index that takes minutes, so it prints the same progress lines as a search."""
+    from console.cli import open_context
+
+    monkeypatch.setattr(catch_up, "PROGRESS_S", 0.0)
+    monkeypatch.setattr(engine, "embedder_from_settings", lambda: Tiny("tiny", []))
+    root = tmp_path / "memory"
+    init_vault(root, git=False)
+    (root / EPISODES).mkdir(parents=True)
+    hand_written(root, 300)  # two batches of the watcher's sync (256 files each)
+    args = argparse.Namespace(vault=str(root), isolation="session", no_git=True)
+    ctx = open_context(args)
+    try:
+        assert ctx.engine is not None and ctx.engine.syncer is not None
+        assert ctx.engine.syncer.on_progress is None  # later syncs print nothing
+    finally:
+        assert ctx.engine is not None
+        ctx.engine.close()
+    err = capsys.readouterr().err
+    progress = [line for line in err.splitlines() if line.startswith("memvault: indexed ")]
+    assert [p.split(" file")[0] for p in progress] == [
+        "memvault: indexed 256 of 300",
+        "memvault: indexed 300 of 300",
+    ], err
