@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 
 __all__ = ["Engine", "IndexLockedError"]
 
-WRITE_WAIT_S = 2.0  # what a write waits for a running sync before leaving it to the watcher
+WRITE_WAIT_S = 10.0  # a write waits this long for a running sync (the model loading), no more
 
 
 class Engine:
