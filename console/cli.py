@@ -14,6 +14,7 @@ import threading
 from console.context import ConsoleContext
 from console.server import LOOPBACK, ConsoleServer
 from indexer.backend import IndexLockedError
+from indexer.catch_up import ProgressLines
 from indexer.engine import Engine
 from indexer.readonly import ReadOnlyIndexError
 from vault import cli as vault_cli
@@ -39,6 +40,9 @@ def open_context(args: argparse.Namespace) -> ConsoleContext:
     try:
         engine = Engine.open(root)
         engine.attach(vault)
+        assert engine.syncer is not None  # opened as the writer
+        # A catch-up of thousands of files takes minutes: say how far it got (issue 20).
+        engine.syncer.on_progress = ProgressLines(sys.stderr)
         watcher = engine.watch()
         # Serve only once the start-up reconcile is done: before it, search would answer
         # "nothing found" for memories that are on disk.
@@ -47,6 +51,7 @@ def open_context(args: argparse.Namespace) -> ConsoleContext:
             if watcher.failures >= 3:
                 warnings.append("the start-up sync keeps failing: search may miss files")
                 break
+        engine.syncer.on_progress = None  # later syncs are the watcher's few files each
     except ReadOnlyIndexError as exc:
         # Nobody here can write the vault: search the index as built, edits fail in words.
         engine = Engine.open(root, writer=False)

@@ -22,6 +22,7 @@ STATUS = {
     "forbidden": 403,
     "method_not_allowed": 405,
     "timeout": 408,
+    "busy": 503,  # too many connections at once (console.http_slots)
     "length_required": 411,
     "too_large": 413,
     "uri_too_long": 414,

@@ -5,20 +5,17 @@ of 64 KiB each, leaves Content-Length to the handler (`int("-1")` reads to the e
 stream, `int("abc")` kills the connection with no answer) and answers a line too long in HTML
 or not at all. Here each limit is small and checked before anything past it is read, the
 whole request has a deadline, and every refusal is an ApiError the server answers once, as
-JSON, before it closes the connection.
+JSON, before it closes the connection. Who may hold a connection at all: console.http_slots.
 """
 
 from __future__ import annotations
 
 import io
-import json
 import re
 import socket
-import threading
 import time
 from email.message import Message
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from console.errors import ApiError
 
@@ -26,11 +23,14 @@ MAX_REQUEST_LINE = 8 * 1024  # bytes with CRLF: the console's paths are short ->
 MAX_HEADER_LINE = 16 * 1024  # a browser's Cookie for localhost can be a few KiB -> 431
 MAX_HEADERS = 64  # browsers send about 20
 MAX_HEAD_BYTES = 64 * 1024  # all header lines together
-# Connections served at once; the page makes a few calls at a time (one person behind it).
-MAX_CONNECTIONS = 32
 MAX_BODY = 6_000_000  # an import of a few thousand episodes fits
-IDLE_SECONDS = 10.0  # no byte for this long -> 408
-REQUEST_SECONDS = 60.0  # the whole request, however it trickles in -> 408
+# Deadlines (read when used, so tests can shorten them). The head gets a short one for the
+# whole of it, not a pause limit that a byte every few seconds resets: until it is complete
+# nobody knows whether the client holds the token (console.http_slots). Browsers send their
+# head in one packet.
+HEAD_SECONDS = 5.0  # the request line and headers, from the connection's start -> 408
+BODY_SECONDS = 60.0  # the body, however it trickles in (6 MB on loopback: well under 1 s)
+IDLE_SECONDS = 10.0  # no byte of the body for this long, or an answer nobody reads -> 408
 # RFC 9110: Content-Length = 1*DIGIT. No sign, no exponent, no list, ASCII digits only.
 _DIGITS = re.compile(r"[0-9]+")
 # A field name is an RFC 9110 token, then the colon at once.
@@ -39,8 +39,9 @@ _HINT = "send a request like `POST /api/console HTTP/1.1` with one Content-Lengt
 
 
 class DeadlineReader(io.RawIOBase):
-    """The connection's bytes, each read waiting at most IDLE_SECONDS and never past the
-    request's deadline: a client that sends one byte every few seconds still runs out."""
+    """The connection's bytes, each read waiting at most IDLE_SECONDS and never past
+    `deadline` (the head's, then the body's: the server moves it once the head is read): a
+    client that sends one byte every few seconds still runs out."""
 
     def __init__(self, sock: socket.socket, deadline: float) -> None:
         super().__init__()
@@ -58,15 +59,23 @@ class DeadlineReader(io.RawIOBase):
         return self.sock.recv_into(buffer)
 
 
-def bounded_reader(sock: socket.socket) -> io.BufferedReader:
-    return io.BufferedReader(DeadlineReader(sock, time.monotonic() + REQUEST_SECONDS))
+def bounded_reader(sock: socket.socket) -> tuple[io.BufferedReader, DeadlineReader]:
+    """A buffered reader of `sock` and its raw reader, whose deadline is the head's."""
+    raw = DeadlineReader(sock, time.monotonic() + HEAD_SECONDS)
+    return io.BufferedReader(raw), raw
 
 
-def timed_out() -> ApiError:
+def timed_out(body: bool) -> ApiError:
+    if not body:
+        return ApiError(
+            "timeout",
+            f"the request line and headers did not arrive within {HEAD_SECONDS:g} s: "
+            "send them in one go",
+        )
     return ApiError(
         "timeout",
-        f"the request did not arrive within {REQUEST_SECONDS:.0f} s (or paused for "
-        f"{IDLE_SECONDS:.0f} s): send it in one go",
+        f"the body did not arrive within {BODY_SECONDS:g} s (or paused for "
+        f"{IDLE_SECONDS:g} s): send it in one go",
     )
 
 
@@ -174,56 +183,3 @@ def read_body(rfile: BinaryIO, length: int) -> bytes:
 def protocol_error(status: int, message: str) -> ApiError:
     """A refusal of the standard library's own request-line checks, with what to send."""
     return ApiError.for_status(status, f"{message}: {_HINT}")
-
-
-class BoundedServer(ThreadingHTTPServer):
-    """One thread per connection, at most MAX_CONNECTIONS at once.
-
-    Each connection may take up to REQUEST_SECONDS; without a cap, a client opening
-    connections and trickling bytes makes one thread each until the machine runs out of
-    threads or memory. Past the cap a connection gets an immediate 503 and is closed, from
-    the accepting thread and without reading it (a send that cannot go out at once is
-    dropped: the accept loop never waits on a client).
-    """
-
-    daemon_threads = True
-    request_queue_size = 64
-
-    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler]) -> None:
-        super().__init__(address, handler)
-        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        if not self.slots.acquire(blocking=False):
-            _refuse_busy(request)
-            self.shutdown_request(request)
-            return
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self.slots.release()  # no thread was started to release it
-            raise
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self.slots.release()
-
-
-def _refuse_busy(sock: socket.socket) -> None:
-    body = json.dumps(
-        {
-            "error": f"more than {MAX_CONNECTIONS} connections are open: retry in a moment",
-            "code": "busy",
-        }
-    ).encode()
-    head = (
-        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json; charset=utf-8\r\n"
-        f"Content-Length: {len(body)}\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
-    )
-    try:
-        sock.setblocking(False)
-        sock.send(head.encode("ascii") + body)
-    except OSError:
-        pass  # the client is not reading: it gets the close

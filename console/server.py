@@ -5,8 +5,9 @@ Safety: binds 127.0.0.1 unless told otherwise; every API call needs the random t
 at start-up (header X-MemVault-Token; a header, not a cookie, so another site open in the
 browser cannot make calls for you); the Host header must name this server (DNS rebinding);
 static files come only from console/web/. Every read of a request is bounded (see
-http_limits.py), at most MAX_CONNECTIONS are served at once, and every malformed request
-gets a 4xx JSON answer saying what to fix.
+http_limits.py), connections are admitted within budgets that keep room for requests with
+the token however many clients dawdle (http_slots.py), and every malformed request gets a
+4xx JSON answer saying what to fix.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from console import http_limits as limits
 from console.api import dispatch
 from console.context import ConsoleContext
 from console.errors import ApiError
+from console.http_slots import BoundedServer
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +65,7 @@ class ConsoleServer:
         # One call at a time: the console has one person behind it, and serialising keeps
         # a health probe or an import from interleaving with an edit of the same files.
         self.calls = threading.Lock()
-        self.httpd = limits.BoundedServer((host, port), _handler(self))
+        self.httpd = BoundedServer((host, port), _handler(self))
         self.host = host
 
     @property
@@ -133,8 +135,8 @@ def _handler(server: ConsoleServer) -> type[BaseHTTPRequestHandler]:
 
         def setup(self) -> None:
             super().setup()
-            self.rfile.close()  # replaced by a reader with a deadline for the whole request
-            self.rfile = limits.bounded_reader(self.connection)
+            self.rfile.close()  # replaced by a reader with the head's deadline, then the body's
+            self.rfile, self.reader = limits.bounded_reader(self.connection)
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
             log.debug("console=http %s", format % args)
@@ -144,13 +146,24 @@ def _handler(server: ConsoleServer) -> type[BaseHTTPRequestHandler]:
             read within its limit; any refusal is answered by `_fail`."""
             self.close_connection = True
             self.command, self.request_version, self.requestline = "", "HTTP/1.0", ""
-            self.body_read = self.answered = False
+            self.body_read = self.answered = in_body = False
+            slots: BoundedServer = self.server  # type: ignore[assignment]
             try:
                 line = limits.read_request_line(self.rfile)
                 if not line:
                     return
-                if not self._parse(line, limits.read_head(self.rfile)):
+                head = limits.read_head(self.rfile)
+                if not slots.is_pending(self.connection):
+                    return  # cut off for a newer connection while it dawdled: answered 503
+                if not self._parse(line, head):
                     return  # parse_request answered through send_error
+                # The token is checked as soon as the head is complete: with it, the request
+                # has room of its own, however many others are arriving (http_slots).
+                authed = server.check_token(self.headers.get("X-MemVault-Token"))
+                if not slots.admit(self.connection, authed):
+                    return
+                self.reader.deadline = time.monotonic() + limits.BODY_SECONDS
+                in_body = True
                 method = getattr(self, f"do_{self.command}", None)
                 if method is None:
                     raise ApiError(
@@ -162,7 +175,7 @@ def _handler(server: ConsoleServer) -> type[BaseHTTPRequestHandler]:
             except ApiError as exc:
                 self._fail(exc)
             except TimeoutError:
-                self._fail(limits.timed_out())
+                self._fail(limits.timed_out(in_body))
             except OSError as exc:  # the client went away: nobody to answer
                 log.debug("console=http_dropped error=%s", exc)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from indexer import cli_show, follow
 from indexer.backend import IndexLockedError
+from indexer.catch_up import CATCH_UP_FILES, catch_up
 from indexer.cli_candidates import candidates_args, cmd_candidates
 from indexer.cli_consolidate import cmd_consolidate, consolidate_args
 from indexer.cli_watch import cmd_watch, watch_args
@@ -81,11 +82,13 @@ def eval_args(ev: argparse.ArgumentParser, parents: Parents) -> None:
 
 
 def open_engine(args: argparse.Namespace, *, writer: bool = True) -> tuple[Engine, bool]:
-    """(engine, is_writer): a writer when no other process writes; else read-only."""
+    """(engine, is_writer): a writer when no other process writes; else read-only. A writer
+    here is one for a moment (indexer.catch_up): it never starts a vector rebuild, which
+    its close would wait for; `reindex` and `watch` do."""
     root = vault_cli.resolve_vault(args)
     if writer:
         try:
-            return Engine.open(root), True
+            return Engine.open(root, rebuild=False), True
         except IndexLockedError:
             pass
     return Engine.open(root, writer=False), False
@@ -100,8 +103,8 @@ def cmd_search(args: argparse.Namespace) -> int:
     require_chat(Layout(root), scope)  # a mistyped chat is not an empty one
     engine, writer = open_engine(args)
     with engine:
-        if writer:  # nobody keeps the index in sync for us: catch up with the files first
-            engine.reconcile()
+        if writer:  # nobody keeps the index in sync for us: catch up, bounded (catch_up)
+            catch_up(engine)
         statuses = STATUSES if args.status == "all" else (args.status,)
         results = engine.search(
             args.query,
@@ -131,8 +134,9 @@ def cmd_remember(args: argparse.Namespace) -> int:
         engine, writer = open_engine(args)
         with engine:
             if writer:
+                engine.sync_paths(getattr(args, "written_paths", []))  # the new episode
                 engine.attach(vault)
-                engine.reconcile()
+                catch_up(engine)
             superseded = supersede_on_correction(engine, vault, vault_cli.scope_of(args), episode)
     data = {"id": episode.id, "superseded": superseded}
     lines = [episode.id, *(f"superseded {old}" for old in superseded)]
@@ -240,7 +244,10 @@ def layer() -> Layer:
                 "ranked with time decay, importance and the current --speaker. Prints the "
                 "best --top-k (default 5), each with its score and text (--explain: every "
                 "component of the score). When no other process writes the index it first "
-                "catches up with the files. An empty query is a usage error (exit 2).",
+                f"indexes up to {CATCH_UP_FILES} changed files; with more it answers from "
+                "the index as built and says on stderr how many wait (`memvault reindex "
+                "--keep` or `memvault watch` indexes them); with no index at all it indexes "
+                "first, printing progress. An empty query is a usage error (exit 2).",
             ),
             Spec("reindex", "rebuild the indexes from files", cmd_reindex, reindex_args),
             Spec(

@@ -153,6 +153,7 @@ def _extract(args: argparse.Namespace) -> int:
         llm = llm_from_env()
     except LLMError as exc:
         raise vault_cli.UsageError(f"candidates extract asks an LLM: {exc}") from exc
+    from indexer.catch_up import catch_up
     from indexer.cli import open_engine  # indexer.cli imports this module
 
     vault = vault_cli.open_vault(args)
@@ -160,8 +161,8 @@ def _extract(args: argparse.Namespace) -> int:
     engine, writer = open_engine(args)
     results = []
     with engine:
-        if writer:  # the duplicate check searches the index: catch up with the files
-            engine.reconcile()
+        if writer:  # the duplicate check searches the index: catch up, bounded (catch_up)
+            catch_up(engine)
         for number, i in enumerate(replies[-1:] if args.last else replies, start=1):
             user = turns[i - 1]
             speaker = (

@@ -165,7 +165,9 @@ def progress_bar(done: int, total: int) -> None:
 
 
 def report_json(report: SyncReport) -> dict[str, Any]:
-    data = {k: v for k, v in asdict(report).items() if k not in ("errors", "duplicates", "paths")}
+    # deferred/unhealed: only a bounded catch-up (indexer.catch_up) leaves any, and says so.
+    skip = ("errors", "duplicates", "paths", "deferred", "unhealed")
+    data = {k: v for k, v in asdict(report).items() if k not in skip}
     data["seconds"] = round(report.seconds, 3)
     # Duplicate ids are problems as in `check`; those files are indexed, not skipped.
     data["problems"] = [p.as_json() for p in [*report.errors, *report.duplicates]]

@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 
 __all__ = ["Engine", "IndexLockedError"]
 
+WRITE_WAIT_S = 10.0  # a write waits this long for a running sync (the model loading), no more
+
 
 class Engine:
     def __init__(
@@ -58,6 +60,8 @@ class Engine:
         self.syncer = syncer
         self.watcher: VaultWatcher | None = None
         self.rebuild: VectorRebuild | None = None
+        # The model whose vectors a writer opened with rebuild=False did not start building.
+        self.rebuild_skipped: str | None = None
 
     @classmethod
     def open(
@@ -67,10 +71,12 @@ class Engine:
         embedder: Embedder | None = None,
         writer: bool = True,
         cache_path: Path | None = None,
+        rebuild: bool = True,
     ) -> Engine:
         """Open (or create) the indexes. If the vault was indexed with another embedding
         model that can still run here (the embedded default), that model keeps answering
-        while the new one's vectors are built in the background (`rebuild`)."""
+        while the new one's vectors are built in the background (`rebuild`; False: not
+        started, for a command that must not wait for it on close, e.g. a search)."""
         root = Path(root)
         folder = index_dir(root)
         if can_write(folder):
@@ -118,9 +124,11 @@ class Engine:
             cached.close()
             raise
         engine = cls(root, active, text, vector, manifest, syncer)
-        if writer and active is not cached:
+        if writer and active is not cached and rebuild:
             engine.start_rebuild(cached)
         elif active is not cached:
+            if writer:
+                engine.rebuild_skipped = cached.identity.key
             cached.close()
         return engine
 
@@ -143,10 +151,11 @@ class Engine:
 
     # -- sync -----------------------------------------------------------------------
 
-    def reconcile(self) -> SyncReport:
+    def reconcile(self, *, limit: int | None = None) -> SyncReport:
+        """`limit`: see Syncer.reconcile (indexer.catch_up is what commands call)."""
         if self.syncer is None:
             raise IndexLockedError("this engine was opened read-only: it cannot write the index")
-        return self.syncer.reconcile()
+        return self.syncer.reconcile(limit=limit)
 
     def sync_paths(self, paths: list[str]) -> SyncReport:
         if self.syncer is None:
@@ -154,8 +163,18 @@ class Engine:
         return self.syncer.sync_paths(paths)
 
     def attach(self, vault: Vault) -> None:
-        """Make every operation of `vault` searchable as soon as it returns."""
-        vault.on_written = self.sync_paths
+        """Make every operation of `vault` searchable as soon as it returns; while the
+        watcher runs a long sync (a start-up catch-up of thousands of files), a write (the
+        plugin's `remember`, a console edit) waits WRITE_WAIT_S at most: the watcher saw its
+        events and indexes it next."""
+
+        def written(paths: list[str]) -> None:
+            if self.watcher is None or self.syncer is None:
+                self.sync_paths(paths)
+            elif self.syncer.try_sync_paths(paths, WRITE_WAIT_S) is None:
+                log.info("index=write_deferred paths=%d reason=sync_running", len(paths))
+
+        vault.on_written = written
 
     def watch(self, on_batch: Callable[[SyncReport, float], None] | None = None) -> VaultWatcher:
         """Start watching (once); `on_batch` sees every applied batch, the first included."""

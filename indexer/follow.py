@@ -84,7 +84,8 @@ def wait_indexed(
     is on disk; the paths still behind after `timeout` ([] = all searchable).
 
     Without another writer there is nothing to wait for: the next process that opens the
-    index as writer (`memvault search` does) reconciles with the files first.
+    index as writer (`memvault search` does) catches up with the files first (a few changes
+    at once; with many it says how many wait, indexer.catch_up).
     """
     wanted = [rel for rel in paths if role_of(root, rel) is not None]
     if not wanted or not other_writer(root):

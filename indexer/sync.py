@@ -14,7 +14,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from indexer.backend import SearchBackend
@@ -60,6 +60,10 @@ class SyncReport:
     # What this sync changed in the index (added, updated, renamed to, deleted), sorted:
     # `memvault watch` names them per batch.
     paths: list[str] = field(default_factory=list)
+    # Left for a later sync by a `limit` (reconcile): files to add, update or rename, and
+    # chunks an index lacks (a lost vector folder, another model's vectors).
+    deferred: int = 0
+    unhealed: int = 0
 
     @property
     def changed(self) -> int:
@@ -124,16 +128,25 @@ class Syncer(BatchApplier):
 
     # ------------------------------------------------------------------ entry points
 
-    def reconcile(self) -> SyncReport:
-        """Bring the indexes in line with every file of the vault."""
+    def reconcile(self, *, limit: int | None = None) -> SyncReport:
+        """Bring the indexes in line with every file of the vault.
+
+        `limit`: at most this many files to (re)index and chunks to re-send, for a caller
+        that must answer soon (`memvault search`, indexer.catch_up). Past it only deletions
+        are applied (a forgotten memory stops answering at once: they cost no embedding)
+        and the rest is counted in `deferred` / `unhealed`, left for a writer to index."""
         with self._mutex:
-            started = time.perf_counter()
-            self._reserve_backend_ids()
-            observed, links = time.time_ns(), []
-            disk = scan_vault(self.root, links)
-            report = self._sync(disk, None, observed)
-            report.healed = self._heal(report)
-            return self._finish(report, None, started, "reconcile", links)
+            return self._reconcile(limit)
+
+    def _reconcile(self, limit: int | None) -> SyncReport:
+        started = time.perf_counter()
+        self._reserve_backend_ids()
+        observed, links = time.time_ns(), []
+        disk = scan_vault(self.root, links)
+        report = self._sync(disk, None, observed, limit)
+        if not report.deferred:
+            report.healed = self._heal(report, limit)
+        return self._finish(report, None, started, "reconcile", links)
 
     def sync_paths(self, paths: Iterable[str | os.PathLike[str]]) -> SyncReport:
         """Sync only these paths (files or folders, existing or gone; absolute or relative)."""
@@ -141,17 +154,37 @@ class Syncer(BatchApplier):
         if "" in roots:
             return self.reconcile()
         with self._mutex:
-            started = time.perf_counter()
-            observed, disk, links = time.time_ns(), {}, []
-            for rel in roots:
-                disk.update(scan(self.root, self.root / rel, links))
-            report = self._sync(disk, roots, observed)
-            return self._finish(report, roots, started, "paths", links)
+            return self._sync_roots(roots)
+
+    def try_sync_paths(
+        self, paths: Iterable[str | os.PathLike[str]], wait: float
+    ) -> SyncReport | None:
+        """sync_paths, unless another sync (a watcher's start-up catch-up of thousands of
+        files) still holds the indexes after `wait` seconds: None then, nothing done."""
+        roots = normalise_paths(self.root, paths)
+        if not self._mutex.acquire(timeout=wait):
+            return None
+        try:
+            return self._reconcile(None) if "" in roots else self._sync_roots(roots)
+        finally:
+            self._mutex.release()
+
+    def _sync_roots(self, roots: list[str]) -> SyncReport:
+        started = time.perf_counter()
+        observed, disk, links = time.time_ns(), {}, []
+        for rel in roots:
+            disk.update(scan(self.root, self.root / rel, links))
+        report = self._sync(disk, roots, observed)
+        return self._finish(report, roots, started, "paths", links)
 
     # ------------------------------------------------------------------ planning + applying
 
     def _sync(
-        self, disk: dict[str, DiskFile], roots: list[str] | None, observed: int
+        self,
+        disk: dict[str, DiskFile],
+        roots: list[str] | None,
+        observed: int,
+        limit: int | None = None,
     ) -> SyncReport:
         # Stat, size and hash only: the full entries (chunk ids, fingerprints) are loaded
         # only when there is something to apply.
@@ -159,6 +192,12 @@ class Syncer(BatchApplier):
         files = len(disk)
         plan, hashed = hashed_plan(self.root, disk, known)
         report = SyncReport(files=files, hashed=hashed)
+        to_index = len(plan.renames) + len(plan.adds) + len(plan.updates)
+        if limit is not None and to_index > limit:
+            # Deletions alone are a consistent step: a rename left out is seen again as one
+            # (its old entry, its content at the new path) by the next full sync.
+            report.deferred = to_index
+            plan = replace(plan, renames=(), adds=(), updates=())
         report.unchanged, report.touched = len(plan.unchanged), len(plan.touched)
         report.added, report.updated = len(plan.adds), len(plan.updates)
         report.renamed, report.deleted = len(plan.renames), len(plan.deletes)
@@ -177,9 +216,10 @@ class Syncer(BatchApplier):
         if top:
             self.manifest.reserve_above(top)
 
-    def _heal(self, report: SyncReport) -> int:
+    def _heal(self, report: SyncReport, limit: int | None = None) -> int:
         """Make each index hold exactly the manifest's chunks (after a crash, a lost index
-        folder or a new embedding model): drop strays, re-send what is missing."""
+        folder or a new embedding model): drop strays, re-send what is missing; nothing,
+        counted in `report.unhealed`, when more than `limit` chunks would be re-sent."""
         owner = self.manifest.chunk_owners()
         entries: dict[str, FileEntry] = {}  # loaded only if some chunk is missing
         stored = self.manifest.embedding_identity
@@ -187,6 +227,14 @@ class Syncer(BatchApplier):
         new_model = (
             None not in (stored, self.embedding_identity) and stored != self.embedding_identity
         )
+        if limit is not None:
+            resend = sum(
+                len(owner) if name == "vector" and new_model else len(owner.keys() - b.ids())
+                for name, b in self.backends.items()
+            )
+            if resend > limit:
+                report.unhealed = resend
+                return 0
         redo: set[str] = set()
         healed = 0
         for name, backend in self.backends.items():
