@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import replace
-from typing import Any
+from typing import Any, ClassVar
 
 from langbot_plugin.api.definition.plugin import BasePlugin
 from memvault_plugin import live_settings
@@ -26,6 +26,10 @@ DRAIN_SECONDS = 30.0
 
 class MemVaultPlugin(BasePlugin):
     memory: MemoryService
+    # The service of the instance that started last in this process. `lbp run` makes a NEW
+    # instance on every reconnect (a config change restarts a debug copy that way) and
+    # never tells the old one, whose watcher keeps it alive holding the index's writer lock.
+    _last_started: ClassVar[MemoryService | None] = None
 
     def __init__(self) -> None:
         super().__init__()
@@ -101,8 +105,11 @@ class MemVaultPlugin(BasePlugin):
             old.close()  # before the new one opens: the index has one writer
             if old.settings.vault_path == settings.vault_path:
                 memory.previews = old.previews  # `!memory consolidate run` still applies it
+        elif (previous := MemVaultPlugin._last_started) is not None:
+            await previous.drain(DRAIN_SECONDS)
+            previous.close()  # an abandoned instance's service: this one takes over
         await asyncio.to_thread(memory.start, embedder, watch=self.watch)
-        self.memory = memory
+        self.memory = MemVaultPlugin._last_started = memory
         await self.wire_llm()
         if old is None:
             log.info(

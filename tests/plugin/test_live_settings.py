@@ -129,3 +129,27 @@ async def test_a_config_that_cannot_be_used_keeps_the_settings_and_health_says_s
         assert "openai_key=set" in health and "sk-live-123456" not in health
     finally:
         plugin.memory.close()
+
+
+async def test_a_new_instance_in_the_same_process_takes_over_the_index(tmp_path, host) -> None:
+    """`lbp run` (the debug copy) makes a NEW plugin instance on every reconnect, which a
+    config change causes, and never tells the old one: the new one must become the index
+    writer with the new settings, not a read-only reader beside the abandoned service."""
+    import main
+
+    host.register_memory_kb("kb-memvault")
+    vault = str(tmp_path / "memory")
+    first, second = main.MemVaultPlugin(), main.MemVaultPlugin()
+    first.watch = second.watch = False
+    await host.start_plugin(first, {"vault_path": vault}, stale={})
+    try:
+        await host.start_plugin(second, {"vault_path": vault, "event_types": TYPES}, stale={})
+        try:
+            assert first.memory.engine is None  # closed: it no longer holds the writer lock
+            assert not [w for w in second.memory.warnings if "read-only" in w]
+            assert second.memory.engine is not None and second.memory.engine.syncer is not None
+            assert "Event types: appointment" in await list_events(second, host)
+        finally:
+            second.memory.close()
+    finally:
+        first.memory.close()
