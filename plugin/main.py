@@ -52,23 +52,22 @@ class MemVaultPlugin(BasePlugin):
         (tools, commands, events, knowledge engine, page) takes it from here, so a change
         LangBot pushes into this process applies at the next call."""
         memory: MemoryService | None = getattr(self, "memory", None)
-        if memory is None or not live_settings.in_invocation(self):
-            # None: initialize() never ran (callers answer "did not start"); never start
-            # a service here from a config no start-up was given.
+        if memory is None or memory.record is None or not live_settings.in_invocation(self):
+            # None: initialize() never ran (callers answer "did not start"); no record: a
+            # service not built from a config (tests). Never start one from nothing here.
             return memory  # type: ignore[return-value]
         held = live_settings.held_config(self)
-        if memory.record is not None and memory.record.current(held):
+        if memory.record.current(held):
             return memory
         async with self._settling:  # one rebuild at a time; later calls wait for it
             memory = self.memory
             record = memory.record
-            if record is None or not record.current(held):
+            if not record.current(held):
                 try:
                     await self._apply(held)
                 except Exception as exc:  # noqa: BLE001 - keep serving with what is in effect
                     log.exception("memvault=settings_apply_failed error=%r", str(exc))
-                    base = record or live_settings.SettingsRecord(applied={}, held={})
-                    memory.record = replace(base, held=held, refused=f"failed: {exc}")
+                    memory.record = replace(record, held=held, refused=f"failed: {exc}")
         return self.memory
 
     async def _apply(self, config: dict[str, Any]) -> None:

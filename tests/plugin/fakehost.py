@@ -47,7 +47,8 @@ class FakeHost(Handler):
         self.llm_models = ["model-fake"]
         # The plugin config LangBot holds: every invocation carries it, as the runtime binds
         # each action to the container's config (cli/run/handler.py action_invocation_scope).
-        self.config: dict[str, Any] = {}
+        # None: invocations carry none and the plugin reads its own (as under `lbp run`).
+        self.config: dict[str, Any] | None = None
 
     async def call_action(
         self, action: A, data: dict[str, Any], timeout: float = 15.0, **kw: Any
@@ -244,7 +245,6 @@ async def started_plugin(host: FakeHost, vault_path: Path, **config: Any) -> Any
     plugin.plugin_runtime_handler = host
     plugin.watch = False
     plugin.config = {"vault_path": str(vault_path), **config}
-    host.config = dict(plugin.config)
     plugin.memory = main.MemoryService(main.PluginSettings.from_config(plugin.config))
     plugin.memory.record = SettingsRecord(applied=dict(plugin.config), held=dict(plugin.config))
     await asyncio.to_thread(plugin.memory.start, None, watch=False)

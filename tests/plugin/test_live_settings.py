@@ -97,7 +97,7 @@ async def test_a_config_pushed_into_the_running_plugin_applies_after_inflight_wr
 
         writing = asyncio.ensure_future(old.run(slow_write))
         await asyncio.sleep(0.05)
-        host.config = {**host.config, "isolation": "bot", "event_types": TYPES, "top_k": 2}
+        host.config = {**plugin.config, "isolation": "bot", "event_types": TYPES, "top_k": 2}
         reply = await list_events(plugin, host)
         assert finished == ["memory"], "the service closed before its write finished"
         await writing
@@ -116,7 +116,7 @@ async def test_a_config_that_cannot_be_used_keeps_the_settings_and_health_says_s
     host.register_memory_kb("kb-memvault")
     plugin = await started_plugin(host, tmp_path / "memory", event_types=TYPES)
     try:
-        host.config = {**host.config, "isolation": "everyone", "openai_key": "sk-live-123456"}
+        host.config = {**plugin.config, "isolation": "everyone", "openai_key": "sk-live-123456"}
         # Still serving as before:
         assert "Event types: appointment" in await list_events(plugin, host)
         health = await command(plugin, host, "!memory health")
