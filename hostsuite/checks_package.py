@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from hostsuite import checks_settings
 from hostsuite.console_page import check_installed_page, page_data, wait_page_ready
 from hostsuite.host import READY, Host, SuiteError, log, wait_for
 
@@ -247,4 +248,6 @@ def run(suite: Suite, host: Host, ids: dict[str, str]) -> None:
         ok,
         f"{detail}; reinstall took {seconds:.0f}s",
     )
+    # Last: they change the installed copy's settings (issue 20, item 1).
+    checks_settings.run(suite, host, key_id, KEY_QUESTION)
     log(f"package proof done: vault {vault}")

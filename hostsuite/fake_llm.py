@@ -188,7 +188,13 @@ class FakeLLM:
 
     async def embeddings(self, request: web.Request) -> web.Response:
         body = await request.json()
-        self.record("embeddings", {"model": body.get("model"), "n": len(body.get("input") or [])})
+        # The key the caller sent (a suite key, never a real one): the settings checks
+        # assert a changed `openai_key` reaches the requests (checks_settings.secret).
+        auth = request.headers.get("Authorization", "")
+        self.record(
+            "embeddings",
+            {"model": body.get("model"), "n": len(body.get("input") or []), "auth": auth},
+        )
         inputs = body.get("input") or []
         inputs = [inputs] if isinstance(inputs, str) else inputs
         data = [

@@ -10,6 +10,7 @@ deep inside the plugin runtime.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path
@@ -17,7 +18,11 @@ from typing import Any
 
 import yaml
 
-SOURCE = Path(__file__).resolve().parents[2] / "shared" / "langbot" / "local-agent"
+# Beside the repository; MEMVAULT_LOCAL_AGENT names it for a checkout elsewhere (a worktree).
+SOURCE = Path(
+    os.environ.get("MEMVAULT_LOCAL_AGENT")
+    or Path(__file__).resolve().parents[2] / "shared" / "langbot" / "local-agent"
+)
 LOCAL_AGENT_ID = "langbot-team/LocalAgent"
 RUNNER_ID = f"plugin:{LOCAL_AGENT_ID}/default"
 # A version above the fixture's 0.1.0, so the host takes the copy as a new install.

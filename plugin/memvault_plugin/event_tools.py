@@ -40,8 +40,8 @@ async def open_turn(
     tool: Any, session: Any, query_id: int, name: str
 ) -> tuple[Vault, Actor, tuple[EventType, ...]] | str:
     """(vault, whose events, the type dictionary), or the error text the model gets."""
-    memory = getattr(tool.plugin, "memory", None)
-    types = memory.settings.event_types if memory is not None else ()
+    memory = await tool.plugin.settled()  # the settings LangBot holds now (live_settings)
+    types = memory.settings.event_types
     if not types:
         return f"Error: {FEATURE_OFF}."
     turn = await pm.tool_call(tool.plugin, session, query_id)

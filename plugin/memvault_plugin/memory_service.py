@@ -206,6 +206,9 @@ class MemoryService:
         self.llm: LLM | None = None
         # The last consolidation preview shown per chat: `!memory consolidate run` applies it.
         self.previews: dict[ScopeId, Preview] = {}
+        # live_settings.SettingsRecord: the config this service was built from (main.py).
+        self.record: Any = None
+        self._running = 0  # calls of `run` not finished: a settings change waits for them
 
     # -- lifecycle ------------------------------------------------------------------
 
@@ -307,7 +310,18 @@ class MemoryService:
 
     async def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """File and index work blocks: keep the plugin's event loop free while it runs."""
-        return await asyncio.to_thread(fn, *args, **kwargs)
+        self._running += 1
+        try:
+            return await asyncio.to_thread(fn, *args, **kwargs)
+        finally:
+            self._running -= 1
+
+    async def drain(self, timeout: float) -> bool:
+        """Wait until no `run` is in flight (a write finishes before its service closes)."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        while self._running and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.05)
+        return not self._running
 
     def require(self) -> tuple[Vault, Engine]:
         if self.vault is None or self.engine is None:

@@ -127,7 +127,7 @@ class TurnCandidates:
 
     async def on_responded(self, ctx: Any) -> None:
         """The NormalMessageResponded handler: read the turn, queue it, return. Never raises."""
-        memory = getattr(self.plugin, "memory", None)
+        memory = await self.plugin.settled()  # the settings LangBot holds now (live_settings)
         if memory is None or not memory.settings.candidates:
             return  # off (the default): no host call, no model call
         try:

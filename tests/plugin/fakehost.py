@@ -45,6 +45,10 @@ class FakeHost(Handler):
         self.llm_sleep = 0.0
         self.llm_requests: list[dict[str, Any]] = []
         self.llm_models = ["model-fake"]
+        # The plugin config LangBot holds: every invocation carries it, as the runtime binds
+        # each action to the container's config (cli/run/handler.py action_invocation_scope).
+        # None: invocations carry none and the plugin reads its own (as under `lbp run`).
+        self.config: dict[str, Any] | None = None
 
     async def call_action(
         self, action: A, data: dict[str, Any], timeout: float = 15.0, **kw: Any
@@ -191,8 +195,24 @@ class FakeHost(Handler):
     async def emit(self, handler: Any, ctx: Any) -> None:
         """Run an event handler as the SDK's runtime does: inside an invocation scope that
         is revoked when the handler returns (cli/run/handler.py action_invocation_scope)."""
-        with bind_invocation(self, config={}):
+        with self.invocation():
             await handler(ctx)
+
+    def invocation(self) -> Any:
+        """The scope the runtime gives one action: LangBot's config for the plugin."""
+        return bind_invocation(self, config=self.config)
+
+    async def start_plugin(
+        self, plugin: Any, config: dict[str, Any], stale: dict[str, Any]
+    ) -> None:
+        """Start `plugin` as langbot-plugin 0.7.16 does for an installed (dedicated) worker:
+        the instance gets `config`, but `initialize()` runs inside an invocation bound to
+        the container's config from BEFORE it was stored (`stale`: {} in a new process)."""
+        self.config = dict(config)
+        with bind_invocation(self, config=stale):
+            plugin.config = dict(config)
+            plugin.plugin_runtime_handler = self
+            await plugin.initialize()
 
     def command(
         self, text: str, launcher_type: str = "group", launcher_id: str = "123"
@@ -219,11 +239,14 @@ class FakeHost(Handler):
 async def started_plugin(host: FakeHost, vault_path: Path, **config: Any) -> Any:
     """MemVaultPlugin with the given config, started without its watcher thread."""
     import main  # the plugin's main.py, as the runtime imports it
+    from memvault_plugin.live_settings import SettingsRecord
 
     plugin = main.MemVaultPlugin()
     plugin.plugin_runtime_handler = host
+    plugin.watch = False
     plugin.config = {"vault_path": str(vault_path), **config}
     plugin.memory = main.MemoryService(main.PluginSettings.from_config(plugin.config))
+    plugin.memory.record = SettingsRecord(applied=dict(plugin.config), held=dict(plugin.config))
     await asyncio.to_thread(plugin.memory.start, None, watch=False)
     await plugin.wire_llm()  # as initialize() does: the FAKE LLM when a model is set
     return plugin

@@ -82,6 +82,9 @@ async def test_overview_counts_profiles_isolation_and_vault(plugin, host):
         "L2 (Episodic): KB=kb-memvault-... active",
         "Episodes: 2 active, 1 archived, 1 superseded",
         f"Vault: {plugin.memory.settings.vault_path}",
+        "Settings: isolation=session, event_types=none, top_k=3, relevance_floor=0.44, "
+        "injection_chars=4000, embedding=local, openai_key=not set, candidates=off, "
+        "git_autocommit=on",
     ]
     host.pipeline_kbs = []
     assert "L2 (Episodic): KB=kb-memvault-... configured but inactive in this pipeline" in (

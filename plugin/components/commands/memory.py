@@ -197,7 +197,7 @@ class Memory(Command):
         return text
 
     async def _call(self, ctx: ExecuteContext, *, with_kb: bool = False) -> act.Call:
-        memory = getattr(self.plugin, "memory", None)
+        memory = await self.plugin.settled()  # the settings LangBot holds now (live_settings)
         if memory is None:
             raise act.Reply(
                 "[Memory] MemVault did not start: see the plugin log, then restart the plugin.",

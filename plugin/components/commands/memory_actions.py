@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 
+from memvault_plugin import live_settings
 from memvault_plugin.memory_service import relevant
 
 from indexer.ranking import RankWeights
@@ -74,6 +75,9 @@ def overview(call: Call) -> str:
     if snapshot:
         lines.extend(injection_lines(snapshot))
     lines.append(f"Vault: {memory.settings.vault_path}")
+    lines.append(f"Settings: {live_settings.summary(memory.settings)}")
+    if memory.record is not None and live_settings.drift(memory.record.held, memory.settings):
+        lines.append("Settings in LangBot differ from those in effect (see !memory health)")
     if memory.warnings:
         lines.append(f"Warnings: {len(memory.warnings)} (see !memory health)")
     return "\n".join(lines)

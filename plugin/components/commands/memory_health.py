@@ -5,6 +5,8 @@ console's Health panel runs the same ones); this adds the pipeline's opt-in stat
 
 from __future__ import annotations
 
+from memvault_plugin import live_settings
+
 from indexer.health import (
     Check,
     embedding_check,
@@ -22,7 +24,11 @@ from .memory_views import health_line, health_result
 
 def health(call: Call) -> str:
     memory = call.memory
-    checks: list[Check] = [writable_check(memory.settings.vault_path), _pipeline(call)]
+    checks: list[Check] = [
+        writable_check(memory.settings.vault_path),
+        live_settings.check(memory.record, memory.settings),
+        _pipeline(call),
+    ]
     if memory.location is not None and memory.location.verdict is not None:
         # Only a runtime-installed plugin is judged (vault_location): outside it, no line.
         checks.append(("WARN" if memory.location.problem else "OK", memory.location.text()))

@@ -73,6 +73,7 @@ class MemoryInjector(EventListener):
             "memvault=injection_started query_id=%s session_name=%s", ctx.query_id, session_name
         )
         try:
+            await self.plugin.settled()  # the settings LangBot holds now (live_settings)
             facts = await pm.turn_facts(self.plugin, ctx)  # the KB lists mostly kept in process
             configs, pipeline_kbs = facts.configs, facts.pipeline_kbs
             query_vars, bot_uuid = facts.query_vars, facts.bot_uuid

@@ -62,7 +62,8 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
         """Refuse settings that would disagree with the plugin's; remember the KB (its id is
         how the injector knows a pipeline uses memory). Also called when the form is saved
         again, so it overwrites."""
-        problem = ks.settings_conflict(self.plugin.memory.settings, config or {})
+        memory = await self.plugin.settled()
+        problem = ks.settings_conflict(memory.settings, config or {})
         if problem:
             log.warning("memvault=kb_create_refused kb=%s reason=%r", kb_id, problem)
             raise ValueError(problem)
@@ -81,6 +82,7 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
     async def on_knowledge_base_delete(self, kb_id: str) -> None:
         """Forget the KB; its library documents go with it (nothing recalls them any more;
         git history keeps them). Documents imported into chats stay: they are chat memory."""
+        await self.plugin.settled()
         configs = await pm.memory_kb_configs(self.plugin)
         if configs.pop(kb_id, None) is not None:
             await self.plugin.set_plugin_storage(ks.KB_CONFIGS_KEY, json.dumps(configs).encode())
@@ -124,7 +126,7 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
             # LangBot 4.11 sends str(query.sender_id), "None" when the turn has no sender;
             # the injector knows that turn as "" (no speaker), and the ledger must match it.
             sender = ""
-        memory = self.plugin.memory
+        memory = await self.plugin.settled()
         try:
             vault, engine = memory.require()
             scope = memory.scope(session, str(settings.get("bot_uuid") or "") or None)
@@ -185,7 +187,7 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
                 document_id=doc_id, status=DocumentStatus.FAILED, error_message=message
             )
 
-        memory = self.plugin.memory
+        memory = await self.plugin.settled()
         try:
             vault, _ = memory.require()
         except RuntimeError as exc:
@@ -237,7 +239,7 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
     async def delete_document(self, kb_id: str, document_id: str) -> bool:
         """True once the document's episodes are gone (also when it wrote none, or when it
         is unknown here: the host keeps a file whose deletion is not confirmed, forever)."""
-        memory = self.plugin.memory
+        memory = await self.plugin.settled()
         try:
             vault, _ = memory.require()
         except RuntimeError as exc:

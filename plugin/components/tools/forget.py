@@ -30,7 +30,7 @@ class Forget(Tool):
             return "Error: episode_id is required."
         episode_id = episode_id.strip()
 
-        memory = self.plugin.memory
+        memory = await self.plugin.settled()
         opened = pm.open_for_tool(memory, session, turn, "forget", query_id)
         if isinstance(opened, str):
             return opened

@@ -142,7 +142,7 @@ class RecallMemory(Tool):
         if isinstance(ask, str):
             return ask
 
-        memory = self.plugin.memory
+        memory = await self.plugin.settled()
         opened = pm.open_for_tool(memory, session, turn, "recall_memory", query_id)
         if isinstance(opened, str):
             return opened

@@ -82,7 +82,7 @@ class Remember(Tool):
         if category is False or (category is not None and category not in CATEGORIES):
             return f"Error: category must be one of {', '.join(CATEGORIES)}."
 
-        memory = self.plugin.memory
+        memory = await self.plugin.settled()
         opened = pm.open_for_tool(memory, session, turn, "remember", query_id)
         if isinstance(opened, str):
             return opened

@@ -90,7 +90,7 @@ class UpdateProfile(Tool):
         if target == "speaker" and not turn.sender_id:
             return "Error: current speaker is unavailable."
 
-        memory = self.plugin.memory
+        memory = await self.plugin.settled()
         opened = pm.open_for_tool(memory, session, turn, "update_profile", query_id)
         if isinstance(opened, str):
             return opened

@@ -40,7 +40,7 @@ def location_notice(location: VaultLocation | None) -> Notice | None:
 
 class MemoryConsole(Page):
     async def handle_api(self, request: PageRequest) -> PageResponse:
-        memory: Any = getattr(self.plugin, "memory", None)
+        memory: Any = await self.plugin.settled()  # the settings LangBot holds now
         if memory is None or memory.vault is None:
             reasons = "; ".join(getattr(memory, "warnings", []) or ["it has not started"])
             return PageResponse.fail(
