@@ -119,7 +119,7 @@ def test_a_journal_line_never_commits_a_persons_uncommitted_files(root: Path, sh
     assert episode.id in git(root, "show", "--name-only", "--format=", "HEAD")
     assert gitstate.read_pending(root / STATE_DIR) == []  # dropped from the journal
     said = [getattr(r, "plain", "") for r in caplog.records if r.levelno == logging.WARNING]
-    assert any("3 files (README.md, notes/todo.md," in s and "uncommitted" in s for s in said)
+    assert any("3 files (README.md, notes/todo.md," in s and "is not committed" in s for s in said)
     # The person's work is still theirs to commit: git sees it as uncommitted.
     status = git(root, "status", "--porcelain", "--untracked-files=all")
     assert " M README.md" in status and "?? notes/todo.md" in status

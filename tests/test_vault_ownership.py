@@ -189,3 +189,14 @@ def test_a_memory_link_loop_says_no_vault(capsys, shared: Path):
     (shared / "memory").symlink_to(shared / "memory")
     code, _, err = run(capsys, "list", *SCOPE)
     assert code == 2 and "no vault at" in err and "Traceback" not in err
+
+
+def test_the_demos_default_folder_of_another_user_is_refused(capsys, shared: Path):
+    planted = shared / "demo-vault"
+    planted.mkdir()
+    os.chown(planted, OTHER, OTHER)
+    code, _, err = run(capsys, "demo", "--no-watch")
+    assert (
+        code == 2 and f"demo-vault (the demo's default ./demo-vault) belongs to uid {OTHER}" in err
+    )
+    assert list(planted.iterdir()) == []

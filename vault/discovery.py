@@ -6,14 +6,15 @@ the nearest folder above it that is a vault (`cd memory/bots/b1 && memvault list
 `./memory` if it is at least a folder (a vault made by hand before `memvault init`).
 
 A folder counts as a vault only with the marks `memvault init` leaves (`is_vault`). Every
-vault MemVault finds by itself (./memory, a ./memory link and the folder it leads to, a vault
-above the current folder, ./memory for `init`) passes one rule, `foreign_reason`: it, the
-folder it resolves to and its marks belong to this user (the effective uid), and no other
-user may write into it. A `./memory` another user planted in a shared folder must not receive
-the memories of everyone who runs `memvault` there (git's safe.directory rule). Group-write
-is allowed: a team sharing a vault through a group does so on purpose. `--vault` and
-$MEMVAULT_VAULT are the user's own choice and are used; only a link there that leads to
-another user's folder is warned about (the link's owner can repoint it).
+vault MemVault picks by itself (./memory, a ./memory link and the folder it leads to, a
+vault above the current folder, ./memory for `init`, `memvault demo`'s ./demo-vault) passes
+one rule, `foreign_reason`: it, the folder it resolves to and its marks belong to this user
+(the effective uid), and no other user may write into it. A `./memory` another user planted
+in a shared folder must not receive the memories of everyone who runs `memvault` there
+(git's safe.directory rule). Group-write is allowed: a team sharing a vault through a group
+does so on purpose. `--vault` and $MEMVAULT_VAULT are the user's own choice and are used;
+only a link there that leads to another user's folder is warned about (the link's owner can
+repoint it).
 """
 
 from __future__ import annotations
@@ -187,8 +188,7 @@ def enclosing_vault(start: Path) -> Path | None:
 
 def locate(given: str | None, *, search: bool = True) -> tuple[Path, Located]:
     """(path, how) of the vault to use; `search` False: never look upward (`memvault init`
-    makes ./memory, it does not adopt a vault the folder is inside). A ./memory that is there
-    is returned resolved, as it was checked: a link repointed afterwards is not followed."""
+    makes ./memory, it does not adopt a vault the folder is inside)."""
     if given:
         _warn_foreign_link(Path(given).expanduser(), "--vault")
         return Path(given), Located(given, "--vault", True)
@@ -204,10 +204,17 @@ def locate(given: str | None, *, search: bool = True) -> tuple[Path, Located]:
             log.info("cli=vault_found path=%s how=enclosing_folder", found)
             return found, Located(str(found), "found above the current folder", False)
     located = Located(DEFAULT_VAULT, f"./{DEFAULT_VAULT}", False)
+    return checked_default(default, located.how), located
+
+
+def checked_default(default: Path, how: str) -> Path:
+    """A default vault path (./memory, the demo's ./demo-vault) under the same rule as a
+    vault found by search; returned resolved, as it was checked, when something is there
+    (a link repointed afterwards is not followed), else as it is (init or demo make it)."""
     if not os.path.lexists(default):
-        return default, located  # nothing there yet: init makes it, others say it is missing
-    refuse_foreign(default, located.how)
-    return resolved(default), located
+        return default
+    refuse_foreign(default, how)
+    return resolved(default)
 
 
 def missing_message(root: Path, located: Located) -> str:

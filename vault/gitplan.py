@@ -116,18 +116,18 @@ def message_with_earlier(message: str, plan: Plan) -> str:
 def report(left: list[str], plan: Plan) -> None:
     """Say what was left uncommitted: changed since MemVault wrote it, or unverified."""
     _say(
-        "git=pending_path_left reason=changed_since_written",
+        "git=pending_path_left reason=not_what_memvault_wrote",
         dict.fromkeys(left),
-        "changed since MemVault wrote {what}, so it stays uncommitted as it is in your "
-        "working tree (commit it yourself if you want it in the history); dropped from "
-        "MemVault's git journal",
+        "does not hold what MemVault wrote there (edited since, or never written by "
+        "MemVault), so it is not committed: left as it is in your working tree and "
+        "dropped from MemVault's git journal; commit it yourself if it belongs in the history",
     )
     _say(
         "git=pending_path_left reason=unverified_old_journal_line",
         plan.unverified,
-        "is named in a git journal line an older MemVault wrote without the content it "
-        "wrote, so {what} might hold your edits: left uncommitted as it is (commit it "
-        "yourself if it is MemVault's); dropped from the journal",
+        "is named by a git journal line of an older MemVault, which did not record what it "
+        "wrote, so it may hold your edits and is not committed: left as it is and dropped "
+        "from the journal; commit it yourself if it is MemVault's",
     )
 
 
@@ -135,14 +135,12 @@ def _say(event: str, paths: dict[str, None], sentence: str | None) -> None:
     if not paths:
         return
     names = list(paths)
-    shown = ", ".join(names[:SHOWN]) + (
-        f" and {len(names) - SHOWN} more" if len(names) > SHOWN else ""
-    )
-    what = "it" if len(names) == 1 else "them"
+    more = len(names) - SHOWN
+    shown = ", ".join(names[:SHOWN]) + (f" and {more} more" if more > 0 else "")
     extra = {}
     if sentence is not None:
-        subject = f"{shown} " if len(names) == 1 else f"{len(names)} files ({shown}) "
-        extra["plain"] = subject + sentence.format(what=what)
+        subject = shown if len(names) == 1 else f"{len(names)} files ({shown}), each,"
+        extra["plain"] = f"{subject} {sentence}"
     log.warning("%s count=%d paths=%r", event, len(names), names[:SHOWN], extra=extra)
 
 
