@@ -130,7 +130,11 @@ def test_a_vault_every_user_can_write_is_refused(capsys, shared: Path):
     planted = vault_of(shared / "memory", 0)
     planted.chmod(0o777)
     assert_refused(capsys, shared, planted, clause="can be written by every user")
+    planted.chmod(0o755)
+    (planted / "bots").chmod(0o777)  # anyone could add a chat whose memories get injected
+    assert_refused(capsys, shared, planted, clause="holds bots/ that every user")
     planted.chmod(0o775)  # group-write is a deliberate share: allowed
+    (planted / "bots").chmod(0o775)
     code, out, _ = run(capsys, "list", *SCOPE)
     assert code == 0 and PLANTED in out
 

@@ -125,6 +125,12 @@ def foreign_reason(folder: Path) -> str | None:
         inner = _stat(target / mark, follow=False)
         if inner is not None and inner.st_uid != me:
             return f"holds {mark}/ that belongs to {_who(inner.st_uid)}, {not_mine}"
+        if inner is not None and inner.st_mode & stat.S_IWOTH and not stat.S_ISLNK(inner.st_mode):
+            # anyone could add a chat there, and its memories would be injected into replies
+            return (
+                f"holds {mark}/ that every user on this machine can write (`chmod o-w "
+                f"{target / mark}` if it is yours)"
+            )
     return None
 
 
