@@ -222,3 +222,27 @@ def test_an_old_journal_line_is_not_counted_as_pending_by_status(root: Path):
     journal(root, {"op": "x", "message": "m", "paths": ["README.md"], "owner": None})
     assert gitstate.pending_paths(gitstate.read_pending(root / STATE_DIR)) == []
     assert gitstate.problem(root / STATE_DIR) is None
+
+
+def test_a_long_journal_makes_up_one_readable_commit(root: Path):
+    """5,000 interrupted operations: one made-up commit whose message lists 20 of them and
+    counts the rest (not 5,000 lines), and every file they really wrote is in it."""
+    folder = root / "bots/b1/sessions/group_1/episodes/2026/11"
+    lines = []
+    for n in range(5_000):
+        rel = f"{folder.relative_to(root).as_posix()}/ep_20261101_{n % 50:06d}.md"
+        data = f"memory {n % 50}\n".encode()
+        if n < 50:
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_bytes(data)
+        lines.append({"op": f"op{n}", "message": f"remember op{n}", "files": {rel: sha(data)}})
+    journal(root, *lines)
+
+    Vault(root).remember(CHAT, "the next memory")
+
+    body = git(root, "log", "-1", "--format=%B").splitlines()
+    listed = [line for line in body if line.startswith("- remember op")]
+    assert len(listed) == gitplan.MESSAGES_SHOWN and "- and 4980 more" in body
+    tracked = git(root, "ls-files").splitlines()
+    assert sum(1 for p in tracked if "/ep_20261101_0000" in p) == 50
+    assert git(root, "status", "--porcelain", "--untracked-files=all") == ""
