@@ -25,6 +25,7 @@ from vault import cli as vault_cli
 from vault.chats import require_chat
 from vault.cli_output import emit
 from vault.cli_parser import CommandSpec, Layer, Parents, add_filters, add_scope, remember_args
+from vault.discovery import checked_default
 from vault.errors import FOUND_PROBLEMS
 from vault.layout import Layout
 from vault.model import STATUSES
@@ -202,7 +203,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from indexer.demo import run_demo
 
-    root = vault_cli.checked_root(getattr(args, "vault", None) or DEMO_VAULT, must_exist=False)
+    given = getattr(args, "vault", None)
+    # The default folder follows the rule of every vault MemVault picks by itself.
+    raw = given or str(checked_default(Path(DEMO_VAULT), f"the demo's default ./{DEMO_VAULT}"))
+    root = vault_cli.checked_root(raw, must_exist=False)
     return run_demo(root, watch=not args.no_watch, as_json=getattr(args, "json", False))
 
 

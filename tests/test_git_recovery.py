@@ -343,15 +343,24 @@ def test_a_lock_is_removed_only_when_provably_a_dead_memvaults(root: Path, case,
 @settings(
     max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(lines=st.lists(st.text(max_size=80), max_size=6), paths=st.lists(st.text(max_size=30)))
-def test_a_damaged_journal_never_blocks_a_commit(root: Path, lines, paths):
-    """Junk lines and hostile paths (outside the vault, into .git, a symlink) in the journal
-    are dropped: the operation still commits, and only vault files get in."""
+@given(
+    lines=st.lists(st.text(max_size=80), max_size=6),
+    paths=st.lists(st.text(max_size=30)),
+    # an older MemVault's line (paths alone), or this one's (a sha256 or null per path)
+    digest=st.sampled_from(["old", None, "0" * 64]),
+)
+def test_a_damaged_journal_never_blocks_a_commit(root: Path, lines, paths, digest):
+    """Junk lines and hostile paths (outside the vault, into .git or .memvault, a symlink)
+    in the journal are dropped: the operation still commits, and only vault files get in."""
     state = root / STATE_DIR
     (root / "link.md").unlink(missing_ok=True)
     (root / "link.md").symlink_to("/etc/passwd")
-    hostile = ["../outside.md", ".git/config", "link.md", "/etc/passwd", *paths]
-    record = {"op": "x", "message": "m", "paths": hostile, "owner": None}
+    hostile = ["../outside.md", ".git/config", ".memvault/x", "link.md", "/etc/passwd", *paths]
+    record: dict[str, object] = {"op": "x", "message": "m", "owner": None}
+    if digest == "old":
+        record["paths"] = hostile
+    else:
+        record["files"] = dict.fromkeys(hostile, digest)
     (state / gitstate.PENDING_NAME).write_text(
         "\n".join([*lines, json.dumps(record)]) + "\n", encoding="utf-8"
     )

@@ -100,7 +100,7 @@ def test_a_vault_of_another_user_above_the_current_folder_is_refused(root: Path)
     os.chown(root, 4242, 4242)
     try:
         err = memvault("list", *SCOPE, cwd=inside, code=2).stderr
-        assert f"{root} looks like a MemVault vault but belongs to another user" in err
+        assert f"{root} (found above the current folder) belongs to uid 4242, not to you" in err
         assert f"--vault {root}" in err
         # Trusted explicitly, it is used.
         assert TEXT in memvault("list", *SCOPE, "--vault", str(root), cwd=inside).stdout

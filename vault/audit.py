@@ -59,14 +59,18 @@ def make_entry(
     )
 
 
+def line(entry: AuditEntry) -> bytes:
+    """The bytes `append` adds for `entry` (the git journal records what the file will hold)."""
+    return (json.dumps(asdict(entry), ensure_ascii=False) + "\n").encode("utf-8")
+
+
 def append(path: Path, entry: AuditEntry) -> None:
     """Append one line in a single write() so concurrent writers never interleave a line."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = json.dumps(asdict(entry), ensure_ascii=False) + "\n"
     # Never through a link, never blocking on a FIFO planted as audit.jsonl (vault.regular).
     fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     try:
-        os.write(fd, line.encode("utf-8"))
+        os.write(fd, line(entry))
         os.fsync(fd)
     finally:
         os.close(fd)

@@ -18,7 +18,7 @@ from vault.chats import require_chat
 from vault.check import check_vault
 from vault.cli_help import ABOUT
 from vault.create import init_vault
-from vault.discovery import Located, locate, missing_message
+from vault.discovery import Located, locate, missing_message, resolved
 from vault.episode_filter import Filters, parse_filters
 from vault.errors import FOUND_PROBLEMS, BadInput
 from vault.field_input import parse_confidence, parse_expiry, parse_priority
@@ -42,7 +42,7 @@ def resolve_vault(args: argparse.Namespace, *, must_exist: bool = True) -> Path:
 
 
 def checked_root(raw: str, *, must_exist: bool = True, located: Located | None = None) -> Path:
-    root = Path(raw).expanduser().resolve()
+    root = resolved(Path(raw).expanduser())
     # The source package is called vault/ too: writing memories into it would corrupt the app.
     if (root / "__init__.py").exists() and (root / "operations.py").exists():
         raise UsageError(f"{root} is MemVault's source package, not a vault: pass --vault PATH")

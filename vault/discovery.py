@@ -5,9 +5,16 @@ nothing here overrides it), then `./memory` when it is a vault, then the current
 the nearest folder above it that is a vault (`cd memory/bots/b1 && memvault list ...`), then
 `./memory` if it is at least a folder (a vault made by hand before `memvault init`).
 
-A folder counts as a vault only with the marks `memvault init` leaves (`is_vault`), and only
-when it belongs to this user: a `bots/` + `.memvault/` another user planted in /tmp must not
-receive the memories of everyone who runs `memvault` below it (git's safe.directory rule).
+A folder counts as a vault only with the marks `memvault init` leaves (`is_vault`). Every
+vault MemVault picks by itself (./memory, a ./memory link and the folder it leads to, a
+vault above the current folder, ./memory for `init`, `memvault demo`'s ./demo-vault) passes
+one rule, `foreign_reason`: it, the folder it resolves to and its marks belong to this user
+(the effective uid), and no other user may write into it. A `./memory` another user planted
+in a shared folder must not receive the memories of everyone who runs `memvault` there
+(git's safe.directory rule). Group-write is allowed: a team sharing a vault through a group
+does so on purpose. `--vault` and $MEMVAULT_VAULT are the user's own choice and are used;
+only a link there that leads to another user's folder is warned about (the link's owner can
+repoint it).
 """
 
 from __future__ import annotations
@@ -67,17 +74,103 @@ def is_vault(folder: Path) -> bool:
     return _is_dir(folder / STATE_DIR) or _lists_state_dir(folder / ".gitignore")
 
 
-def _owned_by_me(folder: Path) -> bool:
-    if not hasattr(os, "geteuid"):  # Windows: no uid to compare; the ACLs decide
-        return True
+def _who(uid: int) -> str:
     try:
-        return folder.stat().st_uid == os.geteuid()
+        import pwd  # POSIX only, like the uids compared here
+
+        return f"user {pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
+def resolved(path: Path) -> Path:
+    """`path` with every link followed; a link loop is not an error here (Path.resolve
+    raises RuntimeError on one): the caller then finds no folder there and says so."""
+    return Path(os.path.realpath(path))
+
+
+def _stat(path: Path, *, follow: bool) -> os.stat_result | None:
+    try:
+        return path.stat() if follow else os.lstat(path)
     except OSError:
-        return False
+        return None
+
+
+def foreign_reason(folder: Path) -> str | None:
+    """Why MemVault must not use `folder`, a vault it found rather than one it was given
+    (a clause to follow the folder's name), or None when it may. Checked: a link at `folder`
+    itself, the folder it resolves to, and its marks (`bots/`, the state folder); each must
+    be the effective user's, and the folder must not be writable by every user."""
+    if not hasattr(os, "geteuid"):  # Windows: no uid to compare; the ACLs decide
+        return None
+    me = os.geteuid()
+    not_mine = f"not to you ({_who(me)})"
+    link = _stat(folder, follow=False)
+    is_link = link is not None and stat.S_ISLNK(link.st_mode)
+    if link is not None and is_link and link.st_uid != me:
+        return f"is a link that belongs to {_who(link.st_uid)}, {not_mine}"
+    target = resolved(folder)
+    st = _stat(target, follow=True)  # realpath leaves a loop a link: stat says ELOOP
+    if st is None:
+        return None  # nothing there: the caller says the vault is missing
+    if st.st_uid != me:
+        whose = f"belongs to {_who(st.st_uid)}, {not_mine}"
+        return f"leads to {target}, which {whose}" if is_link else whose
+    if st.st_mode & stat.S_IWOTH:
+        return (
+            f"can be written by every user on this machine (mode {stat.S_IMODE(st.st_mode):o}: "
+            f"`chmod o-w {target}` if it is yours)"
+        )
+    for mark in ("bots", STATE_DIR):
+        inner = _stat(target / mark, follow=False)
+        if inner is not None and inner.st_uid != me:
+            return f"holds {mark}/ that belongs to {_who(inner.st_uid)}, {not_mine}"
+        if inner is not None and inner.st_mode & stat.S_IWOTH and not stat.S_ISLNK(inner.st_mode):
+            # anyone could add a chat there, and its memories would be injected into replies
+            return (
+                f"holds {mark}/ that every user on this machine can write (`chmod o-w "
+                f"{target / mark}` if it is yours)"
+            )
+    return None
 
 
 class ForeignVaultError(BadInput):
-    """A vault-looking folder above the current one belongs to another user."""
+    """A vault MemVault found by itself belongs to another user (or anyone may write it)."""
+
+
+def refuse_foreign(folder: Path, how: str) -> None:
+    """Raise ForeignVaultError when `foreign_reason` finds one: says whose and what to do."""
+    reason = foreign_reason(folder)
+    if reason is None:
+        return
+    log.info("cli=vault_refused path=%s how=%s", folder, how.replace(" ", "_"))
+    raise ForeignVaultError(
+        f"{folder} ({how}) {reason}, so MemVault does not use it: another user could read "
+        f"every memory written there, or plant some. Pass --vault {folder.absolute()} to use "
+        "it on purpose, or run `memvault init` in a folder of your own"
+    )
+
+
+def _warn_foreign_link(path: Path, how: str) -> None:
+    """An explicit vault is used as given; a link there to another user's folder is said."""
+    link = _stat(path, follow=False)
+    if link is None or not stat.S_ISLNK(link.st_mode) or not hasattr(os, "geteuid"):
+        return
+    target = _stat(path, follow=True)
+    if target is not None and target.st_uid != os.geteuid():
+        real = resolved(path)
+        log.warning(
+            "cli=vault_foreign_link path=%s how=%s target=%s owner=%d",
+            path,
+            how,
+            real,
+            target.st_uid,
+            extra={
+                "plain": f"{path} (from {how}) is a link to {real}, which belongs to "
+                f"{_who(target.st_uid)}: used as you asked, but whoever owns it can read "
+                "the memories written there; pass the folder itself to silence this"
+            },
+        )
 
 
 def _cwd() -> Path | None:
@@ -94,22 +187,20 @@ def enclosing_vault(start: Path) -> Path | None:
     why, where skipping it could pick a vault further up that nobody meant."""
     for folder in (start, *start.parents):
         if is_vault(folder):
-            if not _owned_by_me(folder):
-                raise ForeignVaultError(
-                    f"{folder} looks like a MemVault vault but belongs to another user, so it "
-                    f"is not used: pass --vault {folder} if you trust it"
-                )
+            refuse_foreign(folder, "found above the current folder")
             return folder
     return None
 
 
 def locate(given: str | None, *, search: bool = True) -> tuple[Path, Located]:
-    """(unresolved path, how) of the vault to use; `search` False: never look upward
-    (`memvault init` makes ./memory, it does not adopt a vault the folder is inside)."""
+    """(path, how) of the vault to use; `search` False: never look upward (`memvault init`
+    makes ./memory, it does not adopt a vault the folder is inside)."""
     if given:
+        _warn_foreign_link(Path(given).expanduser(), "--vault")
         return Path(given), Located(given, "--vault", True)
     env = os.environ.get(ENV_VAR)
     if env:
+        _warn_foreign_link(Path(env).expanduser(), f"${ENV_VAR}")
         return Path(env), Located(env, f"${ENV_VAR}", True)
     default = Path(DEFAULT_VAULT)
     if search and not is_vault(default):
@@ -118,7 +209,18 @@ def locate(given: str | None, *, search: bool = True) -> tuple[Path, Located]:
         if found is not None:
             log.info("cli=vault_found path=%s how=enclosing_folder", found)
             return found, Located(str(found), "found above the current folder", False)
-    return default, Located(DEFAULT_VAULT, f"./{DEFAULT_VAULT}", False)
+    located = Located(DEFAULT_VAULT, f"./{DEFAULT_VAULT}", False)
+    return checked_default(default, located.how), located
+
+
+def checked_default(default: Path, how: str) -> Path:
+    """A default vault path (./memory, the demo's ./demo-vault) under the same rule as a
+    vault found by search; returned resolved, as it was checked, when something is there
+    (a link repointed afterwards is not followed), else as it is (init or demo make it)."""
+    if not os.path.lexists(default):
+        return default
+    refuse_foreign(default, how)
+    return resolved(default)
 
 
 def missing_message(root: Path, located: Located) -> str:

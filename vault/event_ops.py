@@ -88,7 +88,7 @@ def _mark_person(vault: Vault, txn: Txn, actor: Actor) -> None:
     """A shortened person folder keeps the full sender id in `.id` (vault.names)."""
     person_dir = vault.layout.person_dir(actor.bot, actor.person)
     if is_hashed(person_dir.name):
-        txn.intend(vault.layout, person_dir / ".id")
+        txn.intend(vault.layout, person_dir / ".id", content_hash(actor.person.encode("utf-8")))
         if (marker := ensure_id_file(person_dir, actor.person)) is not None:
             txn.written.append(marker)
 

@@ -12,7 +12,7 @@ import os
 import stat
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,7 +21,7 @@ from dulwich.errors import NotTreeError
 from dulwich.file import FileLocked
 from dulwich.index import IndexEntry
 from dulwich.object_store import commit_tree_changes, tree_lookup_path
-from dulwich.objects import ZERO_SHA, Commit, ObjectID, Tree
+from dulwich.objects import ZERO_SHA, Commit, ObjectID, ShaFile, Tree
 from dulwich.repo import Repo
 
 from vault import gitrepo
@@ -63,9 +63,19 @@ def init_repo(root: Path) -> None:
 
 
 def commit_paths(
-    root: Path, paths: Sequence[str], message: str, *, repair_index: bool = False
+    root: Path,
+    paths: Sequence[str],
+    message: str,
+    *,
+    repair_index: bool = False,
+    expected: Mapping[str, set[str | None]] | None = None,
+    left: list[str] | None = None,
 ) -> str | None:
     """Commit exactly ``paths`` (vault-relative POSIX) as they are on disk now.
+
+    ``expected`` (path -> sha256s of what MemVault wrote there, None: it deleted the path):
+    commit a path only while it holds one of those; the others are appended to ``left``
+    and stay uncommitted (vault.gitplan). Without it every path is taken as it is.
 
     Returns the new commit's hex sha, or None when the tree would not change or ``root``
     is not a repository. Raises ValueError for a bad path and GitCommitError when the
@@ -82,6 +92,7 @@ def commit_paths(
     git_paths = list(dict.fromkeys(gitrepo.git_path(p) for p in paths))
     if not git_paths:
         return None
+    wanted = None if expected is None else {os.fsencode(p): v for p, v in expected.items()}
     started = time.perf_counter()
     with Repo(str(root)) as repo:
         # The index lock is taken first and held to the end, as git does: a person's
@@ -90,7 +101,7 @@ def commit_paths(
         lock = gitrepo.lock_index(repo.index_path())
         with lock:
             entries, version = gitrepo.read_index(repo)
-            taken = gitrepo.snapshot(repo, root, git_paths)
+            taken = gitrepo.snapshot(repo, root, git_paths, wanted, left)
             sha = _commit(repo, taken, message)
             if sha is None:
                 if repair_index and _stale(entries, taken):
@@ -217,11 +228,21 @@ def _commit(repo: Repo, taken: Snapshot, message: str) -> str | None:
 
 def _tree_changes(repo: Repo, base_id: ObjectID | None, taken: Snapshot) -> list[_Change]:
     changes: list[_Change] = []
+    # Every lookup walks from the root tree: each tree is read and parsed once, not once per
+    # path (a made-up commit of 200,000 journaled paths shares a few dozen folders).
+    trees: dict[bytes, ShaFile] = {}
+
+    def load(sha: bytes) -> ShaFile:
+        found = trees.get(sha)
+        if found is None:
+            found = trees[sha] = repo.object_store[sha]
+        return found
+
     for path, snap in taken.items():
         mode: int | None = None
         if base_id is not None:
             try:
-                mode, _ = tree_lookup_path(repo.object_store.__getitem__, base_id, path)
+                mode, _ = tree_lookup_path(load, base_id, path)
             except KeyError:
                 mode = None
             except NotTreeError:

@@ -5,6 +5,8 @@ Kept apart so gitlog.py reads as the commit protocol; nothing here runs the git 
 
 from __future__ import annotations
 
+import bisect
+import hashlib
 import io
 import os
 import stat
@@ -37,6 +39,8 @@ LOCK_WAIT_SECONDS = 2.0
 Entries = dict[bytes, IndexEntry | ConflictedIndexEntry]
 # vault-relative path -> (stat taken before reading, blob), or None when gone from disk
 Snapshot = dict[bytes, tuple[os.stat_result, Blob] | None]
+# git path -> the sha256s of the contents a commit may take there (None: absent)
+Expected = dict[bytes, set[str | None]]
 
 
 class GitCommitError(RuntimeError):
@@ -105,22 +109,46 @@ def write_index(lock: IndexLock, repo: Repo, entries: Entries, version: int | No
     lock.write(data + digest.digest())
 
 
-def snapshot(repo: Repo, root: Path, paths: list[bytes]) -> Snapshot:
-    """Store a blob for every path that exists; None marks a path gone from disk."""
+def snapshot(
+    repo: Repo,
+    root: Path,
+    paths: list[bytes],
+    expected: Expected | None = None,
+    left: list[str] | None = None,
+) -> Snapshot:
+    """Store a blob for every path that exists; None marks a path gone from disk.
+
+    With `expected` (path -> the sha256s MemVault wrote there, None: it deleted it), a path
+    is taken only while it holds one of those, hashed on the very bytes that go into the
+    blob; any other path goes to `left` and is not committed (a person's edit, a file the
+    journal named but MemVault never wrote)."""
     result: Snapshot = {}
     for path in paths:
+        want = None if expected is None else expected.get(path, set())
         full = os.path.join(os.fsencode(root), path)
         try:
             # Stat before reading: if the file changes in between, its index entry looks
             # stale and git rehashes it, instead of trusting an old sha for new bytes.
             st = os.lstat(full)
         except (FileNotFoundError, NotADirectoryError):
-            result[path] = None
+            if want is None or None in want:
+                result[path] = None
+            elif left is not None:
+                left.append(os.fsdecode(path))  # MemVault wrote it; someone deleted it since
             continue
         if not stat.S_ISREG(st.st_mode):
-            raise ValueError(f"not a regular file: {os.fsdecode(path)}")
+            if want is None:
+                raise ValueError(f"not a regular file: {os.fsdecode(path)}")
+            if left is not None:
+                left.append(os.fsdecode(path))
+            continue
         with open(full, "rb") as f:
-            blob = Blob.from_string(f.read())
+            data = f.read()
+        if want is not None and hashlib.sha256(data).hexdigest() not in want:
+            if left is not None:
+                left.append(os.fsdecode(path))
+            continue
+        blob = Blob.from_string(data)
         repo.object_store.add_object(blob)
         result[path] = (st, blob)
     return result
@@ -128,12 +156,17 @@ def snapshot(repo: Repo, root: Path, paths: list[bytes]) -> Snapshot:
 
 def refresh_entries(entries: Entries, taken: Snapshot) -> None:
     """Make the index match the new commit for these paths only."""
+    names: list[bytes] | None = None  # sorted once, for the folders removed: no rescans
     for path, snap in taken.items():
         if snap is None:
             entries.pop(path, None)
+            if names is None:
+                names = sorted(entries)
             prefix = path + b"/"  # a removed folder takes its entries with it
-            for name in [n for n in entries if n.startswith(prefix)]:
-                del entries[name]
+            at = bisect.bisect_left(names, prefix)
+            while at < len(names) and names[at].startswith(prefix):
+                entries.pop(names[at], None)
+                at += 1
             continue
         st, blob = snap
         # keeps a person's skip-worktree/assume-unchanged bits when the content is the same

@@ -1,10 +1,11 @@
 """What MemVault wrote but has not committed yet, and why its last commit failed.
 
 Both live in `.memvault/` (derived state, git-ignored):
-- `git-pending.jsonl`: lines appended (and fsynced) before a file is written (its intent)
-  and before the operation's commit is tried, emptied once a commit has them; a process
-  killed mid-operation leaves its lines, so the next operation commits those files too
-  (a "made-up" commit).
+- `git-pending.jsonl`: lines appended (and fsynced) before a file is written (its intent:
+  the path and the sha256 of the bytes about to be written there, or null before a
+  delete) and before the operation's commit is tried, emptied once a commit has them; a
+  process killed mid-operation leaves its lines, so the next operation commits those files
+  too (a "made-up" commit), each only while it holds exactly those bytes (vault.gitplan).
 - `git-failure.json`: the last commit failure, kept until a commit succeeds, so a failure
   that persists shows red in `status`, `check` and health instead of only in a log.
 Both are only written under the vault's writer lock (vault.safewrite.VaultLock).
@@ -31,6 +32,10 @@ FAILURE_NAME = "git-failure.json"
 SHOWN_PATHS = 3
 
 
+# One journal path: the sha256 of the bytes MemVault wrote there, or None: it deleted it.
+Files = dict[str, str | None]
+
+
 @dataclass(frozen=True)
 class PendingOp:
     op: str  # one id per operation: its intent lines and its commit line share it
@@ -38,13 +43,17 @@ class PendingOp:
     paths: tuple[str, ...]
     owner: Owner | None  # the writer that recorded it
     final: bool = False  # what the operation really wrote: replaces its intent lines
+    # What MemVault wrote at each path (vault.gitplan commits a path only while it still
+    # holds that); None: a line of an older MemVault, which journaled paths alone (unverified).
+    files: Files | None = None
 
 
 def pending_paths(ops: list[PendingOp]) -> list[str]:
-    """Every path to make up, in journal order: an operation's final line when it has one
-    (an intent can name a file it then did not write), else all its intents."""
+    """Every path MemVault may still commit, in journal order: an operation's final line
+    when it has one (an intent can name a file it then did not write), else all its
+    intents; lines without the content MemVault wrote (an older MemVault's) are not."""
     finals = {op.op for op in ops if op.final}
-    kept = (op for op in ops if op.final or op.op not in finals)
+    kept = (op for op in ops if op.files is not None and (op.final or op.op not in finals))
     return list(dict.fromkeys(p for op in kept for p in op.paths))
 
 
@@ -66,13 +75,15 @@ class Failure:
 
 
 def record_pending(
-    state_dir: Path, op: str, message: str, paths: list[str], *, final: bool = False
+    state_dir: Path, op: str, message: str, files: Files, *, final: bool = False
 ) -> None:
-    """Append one line in a single write and fsync it, before the files change or commit."""
+    """Append one line in a single write and fsync it, before the files change or commit.
+
+    The line says `files` (path -> sha256 of what is written there, None for a delete) and
+    no `paths` key: a MemVault before this one skips such a line rather than committing
+    whatever the paths hold."""
     state_dir.mkdir(parents=True, exist_ok=True)
-    me = Owner.me()
-    line = {"op": op, "message": message, "paths": paths, "owner": asdict(me), "final": final}
-    data = (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8")
+    data = pending_line(op, message, files, Owner.me(), final=final)
     flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | BINARY
     fd = os.open(state_dir / PENDING_NAME, flags, 0o644)
     try:
@@ -80,6 +91,17 @@ def record_pending(
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def pending_line(op: str, message: str, files: Files, owner: Owner | None, *, final: bool) -> bytes:
+    who = asdict(owner) if owner is not None else None
+    line = {"op": op, "message": message, "files": files, "owner": who, "final": final}
+    return (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8")
+
+
+def rewrite_pending(state_dir: Path, data: bytes) -> None:
+    """Replace the whole journal in one rename (vault.gitplan's compaction)."""
+    atomic_write(state_dir / PENDING_NAME, data)
 
 
 def read_pending(state_dir: Path) -> list[PendingOp]:
@@ -102,18 +124,32 @@ def read_pending(state_dir: Path) -> list[PendingOp]:
 def _parse_op(raw: str) -> PendingOp | None:
     try:
         data = json.loads(raw)
-        paths = data["paths"]
         message = data["message"]
         op = str(data.get("op", ""))
         owner = data.get("owner")
-        if not isinstance(paths, list) or not all(isinstance(p, str) for p in paths):
+        files = _files(data["files"]) if "files" in data else None
+        paths = tuple(files) if files is not None else data["paths"]
+        if not isinstance(paths, (list, tuple)) or not all(isinstance(p, str) for p in paths):
             return None
         if not isinstance(message, str):
             return None
         who = _owner(owner) if isinstance(owner, dict) else None
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
-    return PendingOp(op, message, tuple(paths), who, data.get("final") is True)
+    return PendingOp(op, message, tuple(paths), who, data.get("final") is True, files)
+
+
+def _files(value: object) -> Files:
+    if not isinstance(value, dict):
+        raise TypeError("files must map paths to sha256 digests")
+    for path, digest in value.items():
+        if not isinstance(path, str) or not (digest is None or _is_digest(digest)):
+            raise TypeError("files must map paths to sha256 digests")
+    return value
+
+
+def _is_digest(value: object) -> bool:
+    return isinstance(value, str) and len(value) == 64 and value.isascii() and value.isalnum()
 
 
 def _owner(data: dict[str, object]) -> Owner:
@@ -170,7 +206,10 @@ def problem(state_dir: Path) -> Check | None:
             "reason": failure.reason,
         }
         return Check("ERROR", failure.summary(), "git_commit_failing", params)
-    orphaned = [op for op in read_pending(state_dir) if op.owner and not op.owner.running()]
+    ops = read_pending(state_dir)
+    # Each writer once: a long journal repeats the same few owners (running() reads /proc).
+    gone = {who for who in {op.owner for op in ops} if who is not None and not who.running()}
+    orphaned = [op for op in ops if op.owner in gone and op.files is not None]
     if orphaned:
         paths = sorted({p for op in orphaned for p in op.paths})
         return Check(

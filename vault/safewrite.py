@@ -68,14 +68,18 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-# Told about every file a write is about to change, before it changes (the vault's
-# operations journal it, so a writer killed mid-operation still gets its files committed).
-_intent: ContextVar[Callable[[Path], None] | None] = ContextVar("memvault_intent", default=None)
+# Told about every file a write is about to change, before it changes, with the sha256 of
+# the bytes it is about to hold (None: it is about to be deleted). The vault's operations
+# journal both, so a writer killed mid-operation still gets its files committed, and only
+# while they still hold exactly what MemVault wrote (vault.gitplan).
+Intent = Callable[[Path, str | None], None]
+_intent: ContextVar[Intent | None] = ContextVar("memvault_intent", default=None)
 
 
 @contextlib.contextmanager
-def announcing(callback: Callable[[Path], None]) -> Iterator[None]:
-    """Within this block (this thread/task), call `callback(target)` before each write."""
+def announcing(callback: Intent) -> Iterator[None]:
+    """Within this block (this thread/task), call `callback(target, sha256)` before each
+    write (`sha256` of the new bytes, None before a delete)."""
     token = _intent.set(callback)
     try:
         yield
@@ -83,15 +87,15 @@ def announcing(callback: Callable[[Path], None]) -> Iterator[None]:
         _intent.reset(token)
 
 
-def _announce(target: Path) -> None:
+def _announce(target: Path, data: bytes | None) -> None:
     callback = _intent.get()
     if callback is not None:
-        callback(target)
+        callback(target, None if data is None else content_hash(data))
 
 
 def remove_file(target: Path) -> None:
     """Delete `target`, announced like a write."""
-    _announce(target)
+    _announce(target, None)
     target.unlink()
 
 
@@ -126,7 +130,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def atomic_write(target: Path, data: bytes) -> None:
     """Replace (or create) `target` with `data` in one rename."""
-    _announce(target)
+    _announce(target, data)
     tmp = _write_temp(target, data)
     try:
         os.replace(tmp, target)
@@ -140,7 +144,7 @@ def create_new(target: Path, data: bytes) -> bool:
     """Create `target` only if nothing is there; False if a file already holds the name."""
     if os.path.lexists(target):
         return False  # not announced: the name is someone else's file
-    _announce(target)
+    _announce(target, data)
     tmp = _write_temp(target, data)
     try:
         # link() refuses to replace, unlike rename(): a file someone just made there survives.
@@ -195,7 +199,7 @@ def rewrite(
         after = transform(before)
         if after == before:
             return before
-        _announce(target)
+        _announce(target, after)
         tmp = _write_temp(target, after)
         try:
             if before_replace is not None:

@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import logging
-import os
 import secrets
-import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from vault import audit, gitlock, gitlog, gitrepo, gitstate, tempfiles
+from vault import audit, gitlock, gitlog, gitplan, gitstate, tempfiles
 from vault.keys import ScopeId
 from vault.layout import STATE_DIR, Layout
 from vault.names import ID_FILE, ensure_id_file, is_hashed
 from vault.redact import redact
-from vault.safewrite import announcing
+from vault.regular import read_regular
+from vault.safewrite import announcing, content_hash
 
 log = logging.getLogger(__name__)
 
@@ -53,25 +52,42 @@ class Txn:
     name: str = ""
     git: bool = False  # journal what it writes (vault.gitstate) for the commit
     op_id: str = field(default_factory=lambda: secrets.token_hex(6))
-    announced: set[str] = field(default_factory=set)
+    # vault-relative path -> sha256 of what this operation last announced writing there
+    # (None: deleting it); the journal holds the same, so a commit can tell its bytes.
+    announced: dict[str, str | None] = field(default_factory=dict)
     # Where the audit lines go when not the session's log (a person's key events: the
     # chat's log is read by everyone in the chat, vault.event_ops).
     audit_at: Path | None = None
 
-    def intend(self, layout: Layout, path: Path) -> None:
-        """Journal `path` before it is written, so a kill after the write still commits it."""
+    def intend(self, layout: Layout, path: Path, digest: str | None) -> None:
+        """Journal `path` and the sha256 of the bytes about to be written there (None: about
+        to be deleted) before the write, so a kill after the write still commits it, and
+        only while it holds those bytes (vault.gitplan)."""
         try:
             rel = layout.rel(path)
         except ValueError:
             return  # outside the vault: not ours to commit
-        if not self.git or rel in self.announced or rel.split("/", 1)[0] == STATE_DIR:
+        if not self.git or rel.split("/", 1)[0] == STATE_DIR:
             return  # .memvault is git-ignored derived state, never committed
-        self.announced.add(rel)
+        if rel in self.announced and self.announced[rel] == digest:
+            return
+        self.announced[rel] = digest  # a second write of the path: its newest bytes count
         message = f"{self.name} {self.scope.session_key} (interrupted)"
         try:
-            gitstate.record_pending(layout.state_dir, self.op_id, message, [rel])
+            gitstate.record_pending(layout.state_dir, self.op_id, message, {rel: digest})
         except OSError as exc:  # .memvault not writable: the write itself still goes on
             log.warning("git=pending_not_recorded path=%s error=%r", rel, str(exc))
+
+    def files(self, layout: Layout) -> gitstate.Files:
+        """What the operation really wrote: path -> the sha256 it announced there."""
+        files: gitstate.Files = {}
+        for rel in dict.fromkeys(layout.rel(p) for p in self.written):
+            if rel in self.announced:
+                files[rel] = self.announced[rel]
+            elif rel.split("/", 1)[0] != STATE_DIR:
+                # Never announced: nothing says which bytes are ours, so nothing is committed.
+                log.warning("git=unannounced_write path=%r op=%s", rel, self.name)
+        return files
 
     def commit_failure(self, layout: Layout) -> CommitFailure | None:
         if self.commit_error is None or not self.written:
@@ -85,9 +101,9 @@ class Txn:
         `always`: also when nothing was announced (a file removed without remove_file)."""
         if not self.git or not (self.announced or always):
             return
-        rels = sorted({layout.rel(p) for p in self.written})
         try:
-            gitstate.record_pending(layout.state_dir, self.op_id, message, rels, final=True)
+            files = self.files(layout)
+            gitstate.record_pending(layout.state_dir, self.op_id, message, files, final=True)
         except OSError as exc:
             log.warning("git=pending_not_recorded error=%r", str(exc))
 
@@ -109,7 +125,7 @@ class Txn:
 @contextmanager
 def journaled(txn: Txn, layout: Layout) -> Iterator[Txn]:
     """Journal each file before it is written; on an error, what was really written."""
-    with announcing(lambda path: txn.intend(layout, path)):
+    with announcing(lambda path, digest: txn.intend(layout, path, digest)):
         try:
             yield txn
         except BaseException:
@@ -123,9 +139,11 @@ def finish(txn: Txn, name: str, layout: Layout, *, git: bool) -> None:
     scope = txn.scope
     audit_path = txn.audit_at or layout.audit_path(scope)
     if txn.entries:
-        txn.intend(layout, audit_path)
-    for marker in _new_markers(layout, scope):
-        txn.intend(layout, marker)
+        # An append: the file will hold what it holds now plus these lines.
+        added = b"".join(audit.line(e) for e in txn.entries)
+        txn.intend(layout, audit_path, content_hash(_current(audit_path) + added))
+    for marker, value in _new_markers(layout, scope):
+        txn.intend(layout, marker, content_hash(value.encode("utf-8")))
     for entry in txn.entries:
         audit.append(audit_path, entry)
     if txn.entries:
@@ -141,71 +159,54 @@ def finish(txn: Txn, name: str, layout: Layout, *, git: bool) -> None:
     )
 
 
+def _current(path: Path) -> bytes:
+    try:
+        return read_regular(path)
+    except FileNotFoundError:
+        return b""
+    except OSError:
+        return b""  # a link or a FIFO there: the append refuses it and says so
+
+
 def _commit(layout: Layout, txn: Txn, message: str) -> None:
     # The files are written and are the truth; a failed commit must not undo or fail the
     # operation. It is journaled first, so a kill or a failure here is made up by the next
     # operation's commit, and recorded, so a failure that persists is shown (not just logged).
+    # Only bytes MemVault wrote are committed (vault.gitplan): one pass over the journal.
     state = layout.state_dir
-    rels = sorted({layout.rel(p) for p in txn.written})
-    earlier = _still_pending([op for op in gitstate.read_pending(state) if op.op != txn.op_id])
-    paths = _committable(layout.root, rels, gitstate.pending_paths(earlier))
-    if earlier:
-        # one line per earlier operation: the message of its last journal line
-        messages = {op.op: op.message.splitlines()[0] for op in earlier if op.message}
-        message = message.rstrip("\n")
-        message += "\n\nAlso commits what earlier operations saved but could not commit:\n"
-        message += "".join(f"- {m}\n" for m in messages.values())
+    plan = gitplan.plan(gitstate.read_pending(state), txn.op_id, txn.files(layout))
+    message = gitplan.message_with_earlier(message, plan)
+    paths = list(plan.expected)
+    left: list[str] = []
     try:
-        gitlog.commit_paths(layout.root, paths, message, repair_index=bool(earlier))
+        gitlog.commit_paths(
+            layout.root,
+            paths,
+            message,
+            repair_index=plan.made_up,
+            expected=plan.accepts(),
+            left=left,
+        )
     except (gitlog.GitCommitError, ValueError, OSError) as exc:
         txn.commit_error = str(exc)
         log.warning("git=commit_failed scope=%s error=%r", txn.scope.session_key, str(exc))
+        gitplan.report(left, plan)
         try:
-            # every path and the real message, for the commit that makes this one up
-            txn.settle(layout, message.split("\n", 1)[0], always=True)
-            gitstate.record_failure(state, str(exc), paths)
+            first = message.split("\n", 1)[0]
+            if gitplan.should_compact(plan, left):
+                gitplan.compact(state, plan, left, txn.op_id, first)
+            else:  # every path and the real message, for the commit that makes this one up
+                txn.settle(layout, first, always=True)
+            kept = set(left)
+            gitstate.record_failure(state, str(exc), [p for p in paths if p not in kept])
         except OSError as state_exc:
             log.warning("git=failure_not_recorded error=%r", str(state_exc))
         return
+    gitplan.report(left, plan)
     try:
         gitstate.committed(state)
     except OSError as exc:  # the next commit replays the journal: a no-op, harmless
         log.warning("git=pending_not_cleared error=%r", str(exc))
-
-
-def _still_pending(ops: list[gitstate.PendingOp]) -> list[gitstate.PendingOp]:
-    """The journal without operations whose last word is that they wrote nothing (one that
-    failed and put back what it had written): there is nothing of theirs to make up."""
-    last_final = {op.op: op for op in ops if op.final}
-    done = {key for key, op in last_final.items() if not op.paths}
-    return [op for op in ops if op.op not in done]
-
-
-def _committable(root: Path, own: list[str], earlier: list[str]) -> list[str]:
-    """This operation's paths plus the earlier ones that are still plain files (or gone).
-
-    The journal is a file anyone can edit: an entry that is not a vault path, or a path a
-    person has since turned into a folder or a symlink, is dropped, so one bad line cannot
-    block every commit from now on.
-    """
-    paths = list(own)
-    for rel in dict.fromkeys(earlier):
-        if rel in paths or rel.split("/", 1)[0] == STATE_DIR:
-            continue  # .memvault is git-ignored derived state: never committed
-        try:
-            gitrepo.git_path(rel)
-            mode = os.lstat(root / rel).st_mode
-        except ValueError:
-            log.warning("git=pending_path_dropped path=%r reason=not_a_vault_path", rel)
-            continue
-        except (FileNotFoundError, NotADirectoryError):
-            paths.append(rel)  # deleted by the earlier operation (forget): commit that
-            continue
-        if stat.S_ISREG(mode):
-            paths.append(rel)
-        else:
-            log.warning("git=pending_path_dropped path=%r reason=not_a_regular_file", rel)
-    return paths
 
 
 def recover_on_open(layout: Layout, *, git: bool) -> None:
@@ -227,11 +228,11 @@ def _scope_folders(layout: Layout, scope: ScopeId) -> list[tuple[Path, str]]:
     return folders
 
 
-def _new_markers(layout: Layout, scope: ScopeId) -> list[Path]:
-    """The `.id` files _id_markers is about to write (to journal them first)."""
+def _new_markers(layout: Layout, scope: ScopeId) -> list[tuple[Path, str]]:
+    """The `.id` files _id_markers is about to write, and what (to journal them first)."""
     return [
-        folder / ID_FILE
-        for folder, _ in _scope_folders(layout, scope)
+        (folder / ID_FILE, value)
+        for folder, value in _scope_folders(layout, scope)
         if folder.is_dir() and is_hashed(folder.name) and not (folder / ID_FILE).exists()
     ]
 
