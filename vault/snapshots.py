@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from vault.keys import ScopeId
 from vault.layout import STATE_DIR
 from vault.names import HASH_MARK, MAX_ID_CHARS, encode_name
+from vault.redact_forms import redact_data
 
 SNAPSHOT_DIR = "snapshots"
 WRITER_THREAD = "memvault-snapshots"
@@ -106,7 +107,9 @@ def write_snapshot(vault_root: Path, scope: ScopeId, snapshot: Mapping[str, Any]
 
 
 def _replace(target: Path, snapshot: Mapping[str, Any]) -> Path:
-    text = json.dumps(snapshot, ensure_ascii=False, indent=2)
+    # The one redaction of a snapshot (it is stored): the host's speaker name and what a
+    # person wrote by hand into a profile reach it unredacted.
+    text = json.dumps(redact_data(snapshot), ensure_ascii=False, indent=2)
     tmp = target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     # Few system calls on the common path (each one hands the GIL to a search running in
     # another thread): the folder is made only when the first write finds it missing.

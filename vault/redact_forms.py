@@ -1,0 +1,50 @@
+"""vault.redact for the other forms a text is stored or sent in: names and keys, and data.
+
+A name or a key (a speaker's display name, a tag, a memory's or a profile slot's key, an
+uploaded file's name) is short, and is often stored or compared folded: a slot key is
+lower-cased on its way into the YAML, a tag's match key is NFKC + casefold in the index. A
+secret must not survive that folding, so such a text is judged with the format rules read
+blind to case ("AKIAIOSFODNN7EXAMPLE" lower-cased is still the AWS key it was) and as NFKC
+folds it. Data (a prompt's JSON, a snapshot) is redacted string by string before it
+is serialised, so a placeholder never breaks the quoting around it.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from typing import Any
+
+from vault.redact import Redaction, redact
+
+
+def redact_name(text: str) -> Redaction:
+    """A name or key redacted with the rules blind to case (it may be stored lower-cased),
+    and once more as NFKC folds it (full-width letters compare as ASCII ones: vault.tags).
+    When only the NFKC form holds a secret, that form is what is kept, secret replaced."""
+    red = redact(text, folded=True)
+    wide = unicodedata.normalize("NFKC", red.text)
+    if wide == red.text:
+        return red
+    again = redact(wide, folded=True)
+    if not again.changed:
+        return red
+    return Redaction(again.text, tuple(dict.fromkeys((*red.kinds, *again.kinds))))
+
+
+def redacted_name(text: str | None) -> str | None:
+    """`text` as redact_name keeps it; None and "" as given."""
+    return redact_name(text).text if text else text
+
+
+def redact_data(value: Any) -> Any:
+    """A copy of JSON-like `value` with every string in it redacted (mapping keys as names)."""
+    if isinstance(value, str):
+        return redact(value).text
+    if isinstance(value, list | tuple):
+        return [redact_data(v) for v in value]
+    if isinstance(value, dict):
+        return {
+            (redact_name(k).text if isinstance(k, str) else k): redact_data(v)
+            for k, v in value.items()
+        }
+    return value
