@@ -31,7 +31,8 @@ class MemVaultError(Exception):
     def __str__(self) -> str:
         from vault.redact import redact  # here: this module imports nothing at load time
 
-        return redact(super().__str__()).text
+        # Blind to case: the value echoed may be a key or a name, lower-cased or not.
+        return redact(super().__str__(), folded=True).text
 
 
 class BadInput(MemVaultError):
