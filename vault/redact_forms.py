@@ -36,10 +36,15 @@ def redacted_name(text: str | None) -> str | None:
     return redact_name(text).text if text else text
 
 
+NAME_CHARS = 100  # a one-line string this short in data is a name, a tag, a key or an id
+
+
 def redact_data(value: Any) -> Any:
-    """A copy of JSON-like `value` with every string in it redacted (mapping keys as names)."""
+    """A copy of JSON-like `value` with every string in it redacted: a short one-line string
+    (a speaker's name, a tag, a key; mapping keys too) as a name, any other as text."""
     if isinstance(value, str):
-        return redact(value).text
+        short = len(value) <= NAME_CHARS and "\n" not in value
+        return (redact_name(value) if short else redact(value)).text
     if isinstance(value, list | tuple):
         return [redact_data(v) for v in value]
     if isinstance(value, dict):
