@@ -29,7 +29,7 @@ from indexer.candidates_prompt import Proposal, Turn, build_messages, read_propo
 from indexer.engine import Engine
 from indexer.llm import DEFAULT_TIMEOUT, LLM, LLMError
 from indexer.supersede import near_duplicates
-from vault.candidates import Candidate, Evidence, load_candidates, redact_candidate
+from vault.candidates import Candidate, Evidence, load_candidates
 from vault.candidates import write_candidates as _write
 from vault.keys import ScopeId
 from vault.model import Episode, Profile, Speaker
@@ -183,7 +183,7 @@ def _candidate(vault: Vault, scope: ScopeId, turn: _TurnSaid, p: Proposal) -> Ca
         )
     else:
         c = _profile_candidate(vault, scope, turn.speaker, p, common)
-    return redact_candidate(c) if c is not None else None
+    return c  # redacted where it is written (vault.candidates.write_candidates), once
 
 
 def _target(vault: Vault, scope: ScopeId, wanted: str | None) -> str | None:
