@@ -36,7 +36,7 @@ from vault.model import Episode, Profile, Speaker
 from vault.operations import Vault
 from vault.profile_edit import normalise_key, split_slot
 from vault.redact import redact
-from vault.redact_forms import redact_data
+from vault.redact_forms import redact_data, redacted_name
 from vault.store import BadRequestError, NotFoundError
 
 log = logging.getLogger(__name__)
@@ -193,7 +193,11 @@ def _target(vault: Vault, scope: ScopeId, wanted: str | None) -> str | None:
     try:
         stored = vault.find_episode(scope, wanted)
     except (NotFoundError, BadRequestError):  # an invented or ambiguous id: not a target
-        log.info("event=candidate_target_dropped target=%r reason=not_found", wanted[:40])
+        # The id is the model's: logged as a name, redacted (logs are storage).
+        log.info(
+            "event=candidate_target_dropped target=%r reason=not_found",
+            redacted_name(wanted[:40]),
+        )
         return None
     if stored.episode.status != "active":
         return None

@@ -104,3 +104,21 @@ async def test_the_injection_snapshot_keeps_no_secret_of_the_senders_name(
     assert len(snapshots) == 1
     assert "Bob [redacted:national_id]" in snapshots[0].read_text(encoding="utf-8")
     assert everywhere(SECRETS, tmp_path / "memory", records=caplog.records) == {}
+
+
+async def test_the_console_page_echoes_and_logs_no_secret_of_a_bad_request(plugin, caplog):
+    import importlib
+
+    from langbot_plugin.api.definition.components.page import PageRequest
+
+    caplog.set_level(logging.DEBUG)
+    page = importlib.import_module("components.pages.console.console").MemoryConsole()
+    page.plugin = plugin
+    bad = [
+        PageRequest(endpoint=f"/{CAP_KEY}", method="POST", body={}),
+        PageRequest(endpoint="/profile", method="POST", body={"scope": {"bot": AWS}}),
+    ]
+    replies = [await page.handle_api(request) for request in bad]
+    assert all(reply.error for reply in replies)
+    texts = [reply.error for reply in replies]
+    assert everywhere(SECRETS, records=caplog.records, texts=texts) == {}
