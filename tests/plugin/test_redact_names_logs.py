@@ -10,6 +10,7 @@ import logging
 
 import pytest
 
+from tests.plugin.test_injector import injected
 from tests.plugin.test_knowledge_engine import engine_for, upload
 from tests.plugin.test_memory_once_per_turn import injector_turn
 from tests.plugin.test_tools import KB, call, scope
@@ -93,17 +94,25 @@ async def test_an_upload_keeps_no_secret_in_its_file_name_or_speaker(
     assert everywhere(SECRETS, tmp_path / "memory", records=caplog.records) == {}
 
 
-async def test_the_injection_snapshot_keeps_no_secret_of_the_senders_name(
+async def test_the_injected_prompt_and_its_snapshot_keep_no_secret(
     plugin, opted_in, caplog, tmp_path
 ):
     vault, _ = plugin.memory.require()
     vault.remember(scope(plugin, "group_A"), "Bob's router is in the hall")
-    await injector_turn(plugin, opted_in, "where is the router", session="group_A")
+    profile = vault.profile_path(scope(plugin, "group_A"), None)
+    profile.parent.mkdir(parents=True, exist_ok=True)
+    profile.write_text(f"notes: the CI uses {AWS}\n", encoding="utf-8")  # by hand
+    ctx = await injector_turn(plugin, opted_in, "where is the router", session="group_A")
+    sent = injected(ctx)
+    assert "national_id" in sent[0] and "[redacted:api_key]" in sent[0]  # name: HTML-escaped
+    assert everywhere(SECRETS, texts=sent) == {}
     flush()
     snapshots = list((tmp_path / "memory" / ".memvault" / "snapshots").iterdir())
     assert len(snapshots) == 1
     assert "Bob [redacted:national_id]" in snapshots[0].read_text(encoding="utf-8")
-    assert everywhere(SECRETS, tmp_path / "memory", records=caplog.records) == {}
+    # The person's own profile.yaml keeps what they wrote; nothing MemVault derived does.
+    derived = tmp_path / "memory" / ".memvault"
+    assert everywhere(SECRETS, derived, records=caplog.records) == {}
 
 
 async def test_the_console_page_echoes_and_logs_no_secret_of_a_bad_request(plugin, caplog):
