@@ -174,3 +174,12 @@ def test_a_resident_id_number_is_stored_nowhere(vault, scope, text):
     episode = vault.remember(scope, text)
     assert "[redacted:national_id]" in episode.body
     assert everywhere(SECRETS, vault.root) == {}
+
+
+def test_an_edited_key_is_redacted_in_any_letter_case(vault, scope):
+    from vault.episode_edit import edit_episode
+
+    episode = vault.remember(scope, "Dana set up the router")
+    edited = edit_episode(vault, scope, episode.id, expected_hash=None, fields={"key": CAP_KEY})
+    assert edited.episode.key == "[redacted:api_key]"
+    assert everywhere(SECRETS, vault.root) == {}
