@@ -183,3 +183,20 @@ def test_an_edited_key_is_redacted_in_any_letter_case(vault, scope):
     edited = edit_episode(vault, scope, episode.id, expected_hash=None, fields={"key": CAP_KEY})
     assert edited.episode.key == "[redacted:api_key]"
     assert everywhere(SECRETS, vault.root) == {}
+
+
+def test_imported_field_names_history_keys_and_profile_names_are_redacted(vault, scope):
+    episode = {"content": "Bob likes tea", "extra": {CAP_KEY: "x", "trip": {AWS: "y"}}}
+    speaker = {
+        "name": NAME,
+        "traits": [f"{CAP_KEY}: blue"],
+        "history": [{"key": AWS, "value": "red", "until": "2026-01-01T00:00:00Z"}],
+        "extra": {f"note {CAP_KEY}": "z"},
+    }
+    payload = {
+        "episodes": [episode],
+        "profiles": [{"type": "speaker", "sender_id": "u1", "profile": speaker}],
+    }
+    assert import_payload(vault, scope, payload)["imported"] == 1
+    assert vault.read_profile(scope, "u1").name == "Bob [redacted:api_key]"
+    assert everywhere(SECRETS, vault.root) == {}
