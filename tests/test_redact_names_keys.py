@@ -200,3 +200,9 @@ def test_imported_field_names_history_keys_and_profile_names_are_redacted(vault,
     assert import_payload(vault, scope, payload)["imported"] == 1
     assert vault.read_profile(scope, "u1").name == "Bob [redacted:api_key]"
     assert everywhere(SECRETS, vault.root) == {}
+
+
+def test_a_profile_name_set_by_hand_is_redacted_in_any_letter_case(vault, scope):
+    vault.update_profile(scope, "name", "set", NAME, speaker="u1")
+    assert vault.read_profile(scope, "u1").name == "Bob [redacted:api_key]"
+    assert everywhere(SECRETS, vault.root) == {}

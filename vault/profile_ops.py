@@ -109,7 +109,9 @@ def edit_profile_in(
     (accepting a candidate: the profile and the candidate file, in one commit)."""
     scope = txn.scope
     # No secret reaches the file or the audit line (vault.redact_write).
-    value, previous_value, fact_key = scrub_profile_value(action, value, fact_key, previous_value)
+    value, previous_value, fact_key = scrub_profile_value(
+        action, value, fact_key, previous_value, name=field == "name"
+    )
     path = vault.profile_path(scope, speaker)
     rel = vault.layout.rel(path)
 

@@ -50,9 +50,10 @@ def _key(text: str) -> str:
 
 
 def scrub_profile_value(
-    action: str, value: str, fact_key: str | None, previous: str | None
+    action: str, value: str, fact_key: str | None, previous: str | None, *, name: bool = False
 ) -> tuple[str, str | None, str | None]:
-    """(value, previous value, slot key) to write into a profile field.
+    """(value, previous value, slot key) to write into a profile field (`name`: the
+    profile's name, redacted as a name, blind to case).
 
     The slot key becomes a YAML key, lower-cased (vault.profile_edit.normalise_key): it is
     redacted as a name (vault.redact_forms), as written and as folded. A slot is judged
@@ -67,7 +68,10 @@ def scrub_profile_value(
         head, sep, rest = value.partition(": ")
         if sep and head.strip() and rest.strip():
             value = f"{_key(head)}{sep}{rest}"
-    red = redact_slot(fact_key, value) if fact_key else redact(value)
+    if name:
+        red = redact_name(value)
+    else:
+        red = redact_slot(fact_key, value) if fact_key else redact(value)
     if action != "remove":
         refuse_if_only_secret(red, "the profile value")
     if red.changed:
