@@ -26,12 +26,12 @@ from indexer.records import ChunkDoc
 from vault.episodes import parse_episode
 from vault.layout import MEMORY_KINDS, STATE_DIR, FileRole, classify, is_ignored
 from vault.links import first_link, read_vault_file
-from vault.model import Episode, FormatError, Profile, Speaker
+from vault.model import Episode, FormatError, Profile
 from vault.profiles import parse_profile
 from vault.redact import redact
-from vault.redact_forms import redact_name, redacted_name
+from vault.redact_forms import episode_as_sent, redacted_name
 from vault.safewrite import content_hash
-from vault.tags import normalise_tags, tag_keys
+from vault.tags import tag_keys
 
 log = logging.getLogger(__name__)
 
@@ -245,7 +245,7 @@ def episode_docs(episode: Episode, rel: str, index_key: str) -> list[ChunkDoc]:
     # What MemVault wrote is redacted already; a person's hand-written file may not be.
     # The index is stored under .memvault and is what recall, retrieve and injection send
     # to a model, so it holds the redacted text (the file itself is never rewritten).
-    episode = _redacted(episode)
+    episode = episode_as_sent(episode)
     speaker_id = episode.speaker.id if episode.speaker else ""
     speaker_name = (episode.speaker.name or episode.speaker.id) if episode.speaker else ""
     # The speaker's name goes into the text itself: "what did Alice say about ..." should
@@ -321,11 +321,3 @@ def render_profile_text(profile: Profile, speaker: str = "") -> str:
 
 def _unix(moment: datetime) -> int:
     return int(moment.timestamp())
-
-
-def _redacted(episode: Episode) -> Episode:
-    speaker = episode.speaker
-    if speaker is not None and speaker.name:
-        speaker = Speaker(speaker.id, redacted_name(speaker.name))
-    tags = normalise_tags(redact_name(t).text for t in episode.tags)
-    return replace(episode, body=redact(episode.body).text, speaker=speaker, tags=tags)

@@ -12,9 +12,12 @@ is serialised, so a placeholder never breaks the quoting around it.
 from __future__ import annotations
 
 import unicodedata
+from dataclasses import replace
 from typing import Any
 
+from vault.model import Episode, Speaker
 from vault.redact import Redaction, redact
+from vault.tags import normalise_tags
 
 
 def redact_name(text: str) -> Redaction:
@@ -53,3 +56,13 @@ def redact_data(value: Any) -> Any:
             for k, v in value.items()
         }
     return value
+
+
+def episode_as_sent(episode: Episode) -> Episode:
+    """The episode with its body, tags and speaker name redacted: what the index keeps of a
+    file (a person's hand-written one too), so recall and injection send no secret."""
+    speaker = episode.speaker
+    if speaker is not None and speaker.name:
+        speaker = Speaker(speaker.id, redacted_name(speaker.name))
+    tags = normalise_tags(redact_name(t).text for t in episode.tags)
+    return replace(episode, body=redact(episode.body).text, speaker=speaker, tags=tags)
