@@ -22,7 +22,7 @@ def refuse_if_only_secret(red: Redaction, what: str) -> None:
     if red.changed and only_secret(red.text):
         raise BadRequestError(
             f"{what} is only a secret ({', '.join(red.kinds)}): MemVault keeps no passwords, "
-            "keys, tokens, one-time codes or card numbers, so nothing was written; remember "
+            "keys, tokens, one-time codes, card or ID numbers, so nothing was written; remember "
             "what it is for instead (e.g. 'the wifi password is on the fridge')"
         )
 
