@@ -5,6 +5,7 @@ from __future__ import annotations
 from console.context import ConsoleContext
 from indexer.engine import Engine
 from vault.errors import OUTCOMES, Kind, kind_of
+from vault.redact import redact
 
 # MemVault's error kinds (vault.errors) as this API names them. Their statuses come from
 # the one table the CLI's exit codes come from (OUTCOMES), never from a second list here.
@@ -32,6 +33,9 @@ STATUS = {
 
 class ApiError(Exception):
     def __init__(self, code: str, message: str) -> None:
+        # A message may quote the request (an unknown endpoint, a bad value); it is shown,
+        # and logged by the plugin's page: redacted like MemVault's own errors (vault.errors).
+        message = redact(message, folded=True).text
         super().__init__(message)
         self.code = code
         self.message = message

@@ -15,6 +15,7 @@ one line and raises LLMError before anything is written.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,12 +29,14 @@ from indexer.candidates_prompt import Proposal, Turn, build_messages, read_propo
 from indexer.engine import Engine
 from indexer.llm import DEFAULT_TIMEOUT, LLM, LLMError
 from indexer.supersede import near_duplicates
-from vault.candidates import Candidate, Evidence, load_candidates, redact_candidate
+from vault.candidates import Candidate, Evidence, load_candidates
 from vault.candidates import write_candidates as _write
 from vault.keys import ScopeId
 from vault.model import Episode, Profile, Speaker
 from vault.operations import Vault
 from vault.profile_edit import normalise_key, split_slot
+from vault.redact import redact
+from vault.redact_forms import redact_data, redacted_name
 from vault.store import BadRequestError, NotFoundError
 
 log = logging.getLogger(__name__)
@@ -71,13 +74,21 @@ def extract(
     if max_candidates < 1 or not last_user_message.strip():
         return []
     known = _known(vault, engine, scope, last_user_message)
+    # The prompt leaves the machine: the turn as the host gave it, a person's hand-written
+    # memory or profile are redacted here, once (vault.redact_forms), before it is built;
+    # the model's quotes are then checked against the redacted turn.
+    last_user_message, reply = redact(last_user_message).text, redact(reply).text
+    recent_turns = [
+        dataclasses.replace(t, content=redact(t.content).text, **redact_data(_who(t)))
+        for t in recent_turns
+    ]
     messages = build_messages(
         last_user_message=last_user_message,
         reply=reply,
         recent_turns=recent_turns,
-        speaker={"id": speaker.id, "name": speaker.name or ""} if speaker else None,
-        known=[{"id": k.id, "text": k.body[:KNOWN_MAX_CHARS]} for k in known],
-        profiles=_profiles_json(vault, scope, speaker),
+        speaker=redact_data({"id": speaker.id, "name": speaker.name or ""}) if speaker else None,
+        known=redact_data([{"id": k.id, "text": k.body[:KNOWN_MAX_CHARS]} for k in known]),
+        profiles=redact_data(_profiles_json(vault, scope, speaker)),
         max_candidates=max_candidates,
     )
     try:
@@ -113,6 +124,10 @@ def extract(
         dry_run,
     )
     return fresh if dry_run else _write(vault, scope, fresh)
+
+
+def _who(turn: Turn) -> dict[str, str]:
+    return {"speaker_id": turn.speaker_id, "speaker_name": turn.speaker_name}
 
 
 def _known(vault: Vault, engine: Engine, scope: ScopeId, query: str) -> list[Episode]:
@@ -168,7 +183,7 @@ def _candidate(vault: Vault, scope: ScopeId, turn: _TurnSaid, p: Proposal) -> Ca
         )
     else:
         c = _profile_candidate(vault, scope, turn.speaker, p, common)
-    return redact_candidate(c) if c is not None else None
+    return c  # redacted where it is written (vault.candidates.write_candidates), once
 
 
 def _target(vault: Vault, scope: ScopeId, wanted: str | None) -> str | None:
@@ -178,7 +193,11 @@ def _target(vault: Vault, scope: ScopeId, wanted: str | None) -> str | None:
     try:
         stored = vault.find_episode(scope, wanted)
     except (NotFoundError, BadRequestError):  # an invented or ambiguous id: not a target
-        log.info("event=candidate_target_dropped target=%r reason=not_found", wanted[:40])
+        # The id is the model's: logged as a name, redacted (logs are storage).
+        log.info(
+            "event=candidate_target_dropped target=%r reason=not_found",
+            redacted_name(wanted[:40]),
+        )
         return None
     if stored.episode.status != "active":
         return None

@@ -60,7 +60,7 @@ def _parse(raw: Any, speakers: set[str]) -> ProfileEdit:
     if key is not None and (not isinstance(key, str) or not key.strip()):
         key = None
     # As the write will store it (vault.redact_write), so the preview shows what is written.
-    value, _ = scrub_profile_value(action, value.strip(), key, None)
+    value, _, key = scrub_profile_value(action, value.strip(), key, None, name=field == "name")
     if profile == "speaker":
         if not isinstance(speaker, str) or speaker.strip() not in speakers:
             raise BadRequestError(

@@ -20,7 +20,7 @@ from templates import read_template
 from vault.keys import ScopeId
 from vault.model import Speaker
 from vault.operations import Vault
-from vault.redact import redact
+from vault.redact_forms import redact_data
 
 PROMPT_TEXT_CHARS = 2000  # of each episode, in the prompt
 MAX_TAGS = 5
@@ -33,14 +33,11 @@ def profile_json(vault: Vault, scope: ScopeId, speaker: str | None) -> dict[str,
     except (ValueError, OSError):  # a malformed profile: the model just does not see it
         return {}
 
-    def clean(text: str | None) -> str | None:
-        return redact(text).text if text else text
-
     return {
-        "name": clean(profile.name),
-        "traits": [clean(t) for t in profile.traits],
-        "preferences": [clean(p) for p in profile.preferences],
-        "notes": clean(profile.notes),
+        "name": profile.name,
+        "traits": list(profile.traits),
+        "preferences": list(profile.preferences),
+        "notes": profile.notes,
     }
 
 
@@ -57,16 +54,16 @@ def messages(
             "status": p.stored.episode.status,
             "tags": list(p.stored.episode.tags),
             "why_selected": [r.code for r in p.reasons],
-            # A secret a person typed into a file by hand is not sent to the model either.
-            "text": redact(p.stored.episode.body[:PROMPT_TEXT_CHARS]).text,
+            "text": p.stored.episode.body[:PROMPT_TEXT_CHARS],
         }
         for p in selection.picks
     ]
     # JSON-quoted data: nothing in a memory can close the list or pose as an instruction.
+    # Redacted here, once, string by string (vault.redact_forms): the prompt leaves the
+    # machine, and a person's hand-written file, tag, speaker name or profile may hold one.
     values = {
-        "chat": json.dumps(scope.label(), ensure_ascii=False),
-        "episodes": json.dumps(records, ensure_ascii=False),
-        "profiles": json.dumps(profiles, ensure_ascii=False),
+        name: json.dumps(redact_data(data), ensure_ascii=False)
+        for name, data in (("chat", scope.label()), ("episodes", records), ("profiles", profiles))
     }
     user = _PLACEHOLDER.sub(lambda m: values[m.group(1)], prompt["user"])
     return [{"role": "system", "content": prompt["system"]}, {"role": "user", "content": user}]

@@ -28,6 +28,8 @@ from vault.layout import MEMORY_KINDS, STATE_DIR, FileRole, classify, is_ignored
 from vault.links import first_link, read_vault_file
 from vault.model import Episode, FormatError, Profile
 from vault.profiles import parse_profile
+from vault.redact import redact
+from vault.redact_forms import episode_as_sent, redacted_name
 from vault.safewrite import content_hash
 from vault.tags import tag_keys
 
@@ -240,6 +242,10 @@ def fingerprints(doc: ChunkDoc, fields: Mapping[str, Sequence[str] | None]) -> d
 
 
 def episode_docs(episode: Episode, rel: str, index_key: str) -> list[ChunkDoc]:
+    # What MemVault wrote is redacted already; a person's hand-written file may not be.
+    # The index is stored under .memvault and is what recall, retrieve and injection send
+    # to a model, so it holds the redacted text (the file itself is never rewritten).
+    episode = episode_as_sent(episode)
     speaker_id = episode.speaker.id if episode.speaker else ""
     speaker_name = (episode.speaker.name or episode.speaker.id) if episode.speaker else ""
     # The speaker's name goes into the text itself: "what did Alice say about ..." should
@@ -290,9 +296,9 @@ def profile_docs(
         ordinal=0,
         kind=role.kind,
         index_key=index_key,
-        text=render_profile_text(profile, speaker),
+        text=redact(render_profile_text(profile, speaker)).text,
         speaker_id=speaker,
-        speaker_name=(profile.name or "") if speaker else "",
+        speaker_name=(redacted_name(profile.name) or "") if speaker else "",
         created_at=created,
     )
     return [doc]

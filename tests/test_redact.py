@@ -4,12 +4,14 @@ as a table of cases plus class properties over generated text."""
 from __future__ import annotations
 
 import time
+from datetime import date
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from vault.redact import KINDS, Redaction, find_secrets, only_secret, redact, redact_slot
+from vault.redact_ids import check_char
 
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
 PEM = (
@@ -79,6 +81,13 @@ POSITIVES = [
     ("amex 378282246310005", "amex [redacted:card_number]", ("card_number",)),
     ("银联 6200 0000 0000 0005", "银联 [redacted:card_number]", ("card_number",)),
     (
+        "身份证号 11010519491231002X 请保管",
+        "身份证号 [redacted:national_id] 请保管",
+        ("national_id",),
+    ),
+    ("my ID is 11010519491231002x.", "my ID is [redacted:national_id].", ("national_id",)),
+    ("身份证：440308199001010252", "身份证：[redacted:national_id]", ("national_id",)),
+    (
         "password: hunter2 and card 5555555555554444",
         "password: [redacted:password] and card [redacted:card_number]",
         ("password", "card_number"),
@@ -121,6 +130,15 @@ NEGATIVES = [
     "小明喜欢喝燕麦拿铁",
     "今天跑了10公里",
     "2024年1月1日是元旦",
+    # 18 digits that are no resident ID: a wrong check digit, no such day, a future birth
+    # date, no such province, part of a longer number, the old 15-digit form
+    "身份证号 110105194912310021",
+    "ticket 110105194913310021",
+    "ref 110105209912310029",
+    "id 990105194912310023",
+    "order 11010519491231002X7",
+    "旧身份证 110105491231002",
+    "snowflake 123456789012345678",
 ]
 
 
@@ -163,6 +181,31 @@ def test_a_profile_slot_is_judged_with_its_key():
     assert redact_slot("coffee", "oat flat white") == Redaction("oat flat white", ())
 
 
+def test_a_resident_id_that_also_passes_luhn_is_named_as_an_id():
+    # 440308199001010252 starts like a card and passes Luhn: the ID rule names it.
+    assert redact("卡 440308199001010252").kinds == ("national_id",)
+
+
+# A resident ID's first 17 digits: province, 4 more region digits, a real birth date, 3 more.
+ID_STEMS = st.tuples(
+    st.sampled_from(["11", "23", "37", "44", "51", "65", "81"]),
+    st.text("0123456789", min_size=4, max_size=4),
+    st.dates(min_value=date(1900, 1, 1), max_value=date(2020, 12, 31)),
+    st.text("0123456789", min_size=3, max_size=3),
+).map(lambda p: f"{p[0]}{p[1]}{p[2]:%Y%m%d}{p[3]}")
+
+
+@settings(max_examples=200, deadline=None)
+@given(ID_STEMS)
+def test_an_18_digit_number_is_an_id_only_with_its_check_digit(first17):
+    right = check_char(first17)
+    assert redact(f"no {first17}{right} here").text == "no [redacted:national_id] here"
+    for wrong in "0123456789X":
+        if wrong != right:
+            # Not an ID; a Luhn-valid one with a card prefix is still a card (redact_cards).
+            assert "national_id" not in redact(f"no {first17}{wrong} here").kinds
+
+
 def test_hostile_long_inputs_stay_linear():
     # Label prefixes are bounded: these took seconds with an unbounded `(\w+_)*` prefix.
     texts = [
@@ -172,6 +215,8 @@ def test_hostile_long_inputs_stay_linear():
         "1 " * 10_000,
         "-----BEGIN PRIVATE KEY-----" * 500,
         "4111 " * 4000,
+        "1" * 20_000,
+        "11010519491231002X " * 2000,
     ]
     start = time.perf_counter()
     for text in texts:

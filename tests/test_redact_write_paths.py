@@ -7,6 +7,7 @@ and commit message for an operation on it still leave the secret out."""
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from console.api import dispatch
 from console.context import ConsoleContext
 from console.errors import ApiError
 from tests.conftest import git
-from tests.secret_scan import places_holding
+from tests.secret_scan import log_lines_holding, places_holding
 from tests.test_cli import run
 from vault import audit
 from vault.check import check_vault
@@ -52,8 +53,9 @@ def audit_text(vault: Vault, scope: ScopeId) -> str:
 
 @pytest.mark.parametrize(("text", "secret", "kind"), MEMORIES, ids=[m[2] for m in MEMORIES])
 def test_remember_writes_the_placeholder_and_keeps_no_secret_anywhere(
-    vault, scope, text, secret, kind
+    vault, scope, caplog, text, secret, kind
 ):
+    caplog.set_level(logging.DEBUG)
     episode = vault.remember(scope, text, tags=["chat"], key="note")
     assert f"[redacted:{kind}]" in episode.body and secret not in episode.body
     (stored,) = vault.list_episodes(scope).items
@@ -61,6 +63,7 @@ def test_remember_writes_the_placeholder_and_keeps_no_secret_anywhere(
     assert f"[redacted:{kind}]" in audit_text(vault, scope)
     assert f"[redacted:{kind}]" in git(vault.root, "log", "-1", "--format=%B")
     assert places_holding(vault.root, secret) == []
+    assert log_lines_holding(caplog.records, secret) == []  # logs are storage too
 
 
 def test_the_words_around_a_secret_are_kept(vault, scope):

@@ -26,12 +26,14 @@ from vault.candidate_file import (
 from vault.keys import ScopeId
 from vault.layout import iter_markdown
 from vault.links import read_vault_file
-from vault.model import FormatError, Problem
+from vault.model import FormatError, Problem, Speaker
 from vault.names import encode_name
 from vault.operations import Vault
 from vault.redact import only_secret, redact, redact_slot
+from vault.redact_forms import redact_name
 from vault.safewrite import content_hash, create_new
 from vault.store import PAGE_SIZE, BadRequestError, only_match
+from vault.tags import normalise_tags
 from vault.transaction import Txn
 
 
@@ -65,11 +67,19 @@ def redact_candidate(c: Candidate) -> Candidate | None:
     when nothing but a secret is left to remember."""
     kinds: list[str] = list(c.redacted)
     changes: dict[str, Any] = {}
+    # Names and keys as names (vault.redact_forms): a slot key is stored lower-cased.
+    names = [redact_name(t) for t in (c.key or "", c.speaker.name if c.speaker else "", *c.tags)]
+    kinds.extend(k for n in names for k in n.kinds)
+    key, name, *tags = (n.text for n in names)
+    changes["key"] = key or c.key
+    changes["tags"] = normalise_tags(tags)  # two tags may redact to one spelling
+    if c.speaker is not None:
+        changes["speaker"] = Speaker(c.speaker.id, name or c.speaker.name)
     texts = {"body": c.body, "previous": c.previous, "value": c.value}
     for name, text in texts.items():
         if text is None:
             continue
-        done = redact_slot(c.key, text) if c.key and name != "body" else redact(text)
+        done = redact_slot(key, text) if key and name != "body" else redact(text)
         kinds.extend(done.kinds)
         changes[name] = done.text
     if c.evidence is not None:

@@ -25,8 +25,8 @@ from vault.model import (
     default_confidence,
     importance_priority,
 )
-from vault.redact import redact
-from vault.redact_write import redact_episode, scrub, scrub_all
+from vault.redact_forms import redacted_name
+from vault.redact_write import scrub, scrub_all
 from vault.safewrite import create_new
 from vault.store import BadRequestError, check_episode_id, check_speaker_id
 from vault.tags import normalise_tags
@@ -71,7 +71,9 @@ def build_episode(
     body = normalise_body(text or "")  # as the parser reads a body back
     if not body:
         raise BadRequestError("content is empty: say what to remember")
-    body = normalise_body(scrub(body))  # no secret reaches a file (vault.redact)
+    # The one redaction of a new episode (body, tags, key, speaker name): every writer
+    # builds its episode here (remember, import, uploads, candidates, consolidation).
+    body = normalise_body(scrub(body, "the content"))
     if len(body) > MAX_EPISODE_CHARS:
         raise BadRequestError(
             f"content is {len(body)} characters: keep one memory under {MAX_EPISODE_CHARS}"
@@ -85,7 +87,7 @@ def build_episode(
     clean_tags = unique_tags(scrub_all(list(tags)))
     now = clock().astimezone(UTC)
     if speaker is not None:  # stripped like the parser reads it; a blank id is refused
-        speaker = Speaker(check_speaker_id(speaker.id), clean_text(speaker.name))
+        speaker = Speaker(check_speaker_id(speaker.id), clean_text(redacted_name(speaker.name)))
     return Episode(
         id="",
         created_at=(created_at or now).astimezone(UTC),
@@ -94,7 +96,7 @@ def build_episode(
         importance=importance,
         tags=clean_tags,
         status=status,
-        key=clean_text(redact(key).text if key else key),
+        key=clean_text(redacted_name(key)),
         category=category,
         source=source,
         # None: as the source implies (a person's word is verified, an assistant's is not);
@@ -142,10 +144,10 @@ def _expiry(
 def create_episode_file(
     layout: Layout, scope: ScopeId, episode: Episode, episode_id: str | None, txn: Txn
 ) -> Episode:
-    """Create the episode's file inside `txn` under a fresh id (or `episode_id`, if free)."""
+    """Create the episode's file inside `txn` under a fresh id (or `episode_id`, if free).
+    `episode` comes from build_episode (Vault.new_episode), which redacted it."""
     if episode_id is not None:
         episode_id = check_episode_id(episode_id)
-    episode = redact_episode(episode)  # also an episode not made by build_episode
     for _ in range(20):
         new_id = episode_id or f"ep_{episode.created_at:%Y%m%d}_{secrets.token_hex(3)}"
         candidate = replace(episode, id=new_id)

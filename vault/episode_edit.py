@@ -16,6 +16,7 @@ from vault.episodes import edit_front_matter, parse_episode, split_front_matter
 from vault.keys import ScopeId
 from vault.model import SOURCES, Episode
 from vault.operations import Vault
+from vault.redact_forms import redact_name
 from vault.redact_write import scrub, scrub_all
 from vault.safewrite import ConflictError, rewrite
 from vault.store import BadRequestError, StoredEpisode
@@ -93,7 +94,9 @@ def edit_episode(
             changes["verified"] = verified
         for name, value in (fields or {}).items():
             if name == "key" and isinstance(value, str):
-                value = scrub(value).strip() or None  # no secret reaches a file
+                # A key as a name (vault.redact_forms), as when it was written: redacted,
+                # blind to case, never refused.
+                value = redact_name(value).text.strip() or None
             if name not in FIELD_NAMES:
                 raise BadRequestError(f"{name} cannot be edited here")
             if value != getattr(ep, name):

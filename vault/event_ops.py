@@ -30,6 +30,7 @@ from vault.keys import ScopeId
 from vault.model import Speaker
 from vault.names import encode_name, ensure_id_file, is_hashed
 from vault.operations import Vault
+from vault.redact_forms import redacted_name
 from vault.redact_write import scrub
 from vault.safewrite import content_hash, create_new, rewrite
 from vault.store import BadRequestError
@@ -53,6 +54,8 @@ class Actor:
         if not isinstance(self.person, str) or not self.person.strip():
             raise BadRequestError("a key event belongs to a person: give their sender id")
         object.__setattr__(self, "person", self.person.strip())
+        # The display name the host sends goes into the event file's speaker line.
+        object.__setattr__(self, "name", redacted_name(self.name))
 
 
 def new_event_id(at: datetime) -> str:

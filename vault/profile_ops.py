@@ -12,7 +12,7 @@ from vault.keys import ScopeId
 from vault.model import FormatError, Profile
 from vault.profile_edit import apply_edit
 from vault.profiles import parse_profile
-from vault.redact import redact
+from vault.redact_forms import redact_name
 from vault.redact_write import scrub_profile_value
 from vault.safewrite import create_new, rewrite
 from vault.store import BadRequestError
@@ -87,7 +87,7 @@ def name_to_fill(doc: CommentedMap, field: str, speaker_name: str | None) -> str
     if field == "name" or not empty:
         return None
     text = " ".join((speaker_name or "").split())[:NAME_MAX].strip()
-    if not text or redact(text).changed:
+    if not text or redact_name(text).changed:
         return None
     return text
 
@@ -109,7 +109,9 @@ def edit_profile_in(
     (accepting a candidate: the profile and the candidate file, in one commit)."""
     scope = txn.scope
     # No secret reaches the file or the audit line (vault.redact_write).
-    value, previous_value = scrub_profile_value(action, value, fact_key, previous_value)
+    value, previous_value, fact_key = scrub_profile_value(
+        action, value, fact_key, previous_value, name=field == "name"
+    )
     path = vault.profile_path(scope, speaker)
     rel = vault.layout.rel(path)
 

@@ -3,7 +3,8 @@ tokens, private keys, one-time codes and card numbers.
 
 A small rule set, not a detector. Every rule needs either a label ("password:", "密码是",
 "验证码", "Bearer") or a format that is a secret by itself (sk-..., ghp_..., AKIA..., a JWT,
-a PEM private key block, a card number: vault.redact_cards), so ordinary chat is left
+a PEM private key block, a card number: vault.redact_cards, a Chinese resident ID number:
+vault.redact_ids), so ordinary chat is left
 alone. A secret becomes `[redacted:<kind>]` and the words around it stay: "my password
 is hunter2" is kept as "my password is [redacted:password]" (a person reading the file sees
 that something was removed, and the rest of the memory is not lost). Text that is nothing
@@ -21,8 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from vault.redact_cards import card_spans
+from vault.redact_ids import national_id_spans
 
-KINDS = ("password", "api_key", "token", "private_key", "otp", "card_number")
+KINDS = ("password", "api_key", "token", "private_key", "otp", "card_number", "national_id")
 PLACEHOLDER = re.compile(r"\[redacted:(?:" + "|".join(KINDS) + r")\]")
 
 
@@ -245,14 +247,25 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def find_secrets(text: str) -> tuple[Found, ...]:
-    """Each secret in `text`, in order, never overlapping (the longer one wins)."""
+# The same rules blind to case, for a text that may be stored lower-cased (a slot key, a
+# tag's match key): "akiaiosfodnn7example" is still the AWS key it was (vault.redact_forms).
+FOLDED_RULES: tuple[Rule, ...] = tuple(
+    (kind, re.compile(pattern.pattern, pattern.flags | re.IGNORECASE), check)
+    for kind, pattern, check in RULES
+)
+
+
+def find_secrets(text: str, *, folded: bool = False) -> tuple[Found, ...]:
+    """Each secret in `text`, in order, never overlapping (the longer one wins).
+    `folded`: read every rule without regard to case (FOLDED_RULES)."""
     spans: list[tuple[int, int, int, str]] = []
-    for order, (kind, pattern, check) in enumerate(RULES):
+    for order, (kind, pattern, check) in enumerate(FOLDED_RULES if folded else RULES):
         for m in pattern.finditer(text):
             if check is None or check(m):
                 spans.append((*_trimmed(m)[:2], order, kind))
-    spans.extend((start, end, len(RULES), "card_number") for start, end in card_spans(text))
+    # An 18-digit resident ID that happens to pass Luhn too is named as the ID it is.
+    spans.extend((start, end, len(RULES), "national_id") for start, end in national_id_spans(text))
+    spans.extend((start, end, len(RULES) + 1, "card_number") for start, end in card_spans(text))
     # A span never covers part of a placeholder: it ends where one begins ("pwd=x[redacted:
     # token]" -> just "x"), so a second pass finds nothing and a placeholder stays whole.
     held = [(p.start(), p.end()) for p in PLACEHOLDER.finditer(text)]
@@ -282,15 +295,16 @@ def _replace(text: str, found: tuple[Found, ...]) -> str:
     return "".join(parts)
 
 
-def redact(text: str) -> Redaction:
-    """`text` with every obvious secret replaced by `[redacted:<kind>]`.
+def redact(text: str, *, folded: bool = False) -> Redaction:
+    """`text` with every obvious secret replaced by `[redacted:<kind>]` (`folded`: as
+    find_secrets).
 
     Repeated until nothing more is found: a secret glued to another one ("AKIA...sk-...")
     only shows once its neighbour is a placeholder. Each pass turns secret text into
     placeholders, which no rule matches, so this ends (the bound is a guard)."""
     kinds: list[str] = []
     for _ in range(8):
-        found = find_secrets(text)
+        found = find_secrets(text, folded=folded)
         if not found:
             break
         text = _replace(text, found)

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 from vault.keys import ScopeId
 from vault.layout import STATE_DIR
 from vault.names import HASH_MARK, MAX_ID_CHARS, encode_name
+from vault.redact_forms import redact_data
 
 SNAPSHOT_DIR = "snapshots"
 WRITER_THREAD = "memvault-snapshots"
@@ -90,7 +91,8 @@ def write_snapshot_later(
     future holds the path or the write's error (OSError, ValueError). `snapshot` must not be
     changed afterwards (its top level is copied, what it holds is not)."""
     target = snapshot_path(vault_root, scope)  # a bad key raises here, in the caller
-    return _submit(_replace, target, dict(snapshot))
+    # Redacted here, in the caller's thread, so the writer's job stays as short as it was.
+    return _submit(_replace, target, redact_data(dict(snapshot)))
 
 
 def write_snapshot(vault_root: Path, scope: ScopeId, snapshot: Mapping[str, Any]) -> Path:
@@ -101,11 +103,14 @@ def write_snapshot(vault_root: Path, scope: ScopeId, snapshot: Mapping[str, Any]
     power cut costs nothing, and an fsync would cost milliseconds on every message.
     """
     if _on_writer():
-        return _replace(snapshot_path(vault_root, scope), snapshot)
+        return _replace(snapshot_path(vault_root, scope), redact_data(dict(snapshot)))
     return write_snapshot_later(vault_root, scope, snapshot).result()
 
 
 def _replace(target: Path, snapshot: Mapping[str, Any]) -> Path:
+    # `snapshot` is redacted by the caller (write_snapshot_later, write_snapshot,
+    # update_snapshot), once: the host's speaker name and a profile a person wrote by hand
+    # reach it unredacted otherwise.
     text = json.dumps(snapshot, ensure_ascii=False, indent=2)
     tmp = target.parent / f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     # Few system calls on the common path (each one hands the GIL to a search running in
@@ -138,7 +143,7 @@ def update_snapshot(
         current = _read(target)
         if current is None or current.get("query_id") != query_id:
             return False
-        _replace(target, update(current))
+        _replace(target, redact_data(update(current)))
         return True
 
     return apply() if _on_writer() else _submit(apply).result()

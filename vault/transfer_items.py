@@ -24,7 +24,7 @@ from vault.model import (
     default_verified,
 )
 from vault.redact import redact
-from vault.redact_write import scrub
+from vault.redact_forms import redact_name
 from vault.store import BadRequestError
 from vault.yamlio import dump, load_block, parse_datetime, to_bool, to_float
 
@@ -142,8 +142,8 @@ def _redacted(value: Any) -> Any:
         return redact(value).text
     if isinstance(value, list):
         return [_redacted(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _redacted(v) for k, v in value.items()}
+    if isinstance(value, dict):  # a key becomes a YAML key: redacted as a name
+        return {redact_name(str(k)).text: _redacted(v) for k, v in value.items()}
     return value
 
 
@@ -159,7 +159,8 @@ def _extra(value: Any, number: int) -> tuple[tuple[str, Any], ...]:
             f"extra field {known[0]!r} is a known (or blank) field name: move it out of "
             "extra, or rename it",
         )
-    return tuple((str(k), as_yaml(v)) for k, v in value.items())
+    # A field name becomes a YAML key of the file: redacted as a name (vault.redact_forms).
+    return tuple((redact_name(str(k)).text, as_yaml(v)) for k, v in value.items())
 
 
 def parse_item(vault: Vault, item: Any, number: int, source: str) -> ImportItem:
@@ -169,9 +170,6 @@ def parse_item(vault: Vault, item: Any, number: int, source: str) -> ImportItem:
     content = str(item.get("content") or "").strip()
     if not content:
         raise _fail(number, "content cannot be empty")
-    # Redacted here, before anything is written (a text that is only a secret refuses the
-    # whole file), and so that a second import of it finds the (redacted) copy and skips.
-    content = scrub(content, f"episode {number}: the content").strip()
     status = _text(item, "status", number) or "active"
     deleted = status.lower() == DELETED
     if not deleted and status.lower() not in STATUSES:
@@ -184,6 +182,8 @@ def parse_item(vault: Vault, item: Any, number: int, source: str) -> ImportItem:
     # a source this vault does not know) is the importer's own.
     stated = _text(item, "source", number)
     origin = stated.lower() if stated and stated.lower() in SOURCES else source
+    # new_episode redacts (vault.episode_create), before anything is written: a text that
+    # is only a secret refuses the whole file, and a second import finds the redacted copy.
     try:
         episode = vault.new_episode(
             text=content,

@@ -21,6 +21,7 @@ from vault.model import (
 )
 from vault.profiles import PROFILE_FIELDS, parse_profile, render_profile
 from vault.redact import redact
+from vault.redact_forms import redact_name
 from vault.redact_write import scrub_all
 from vault.safewrite import create_new
 from vault.store import BadRequestError
@@ -41,6 +42,11 @@ class ProfileImport:
 
 def _text(value: Any) -> str:
     return redact(str(value)).text if value not in (None, "") else ""
+
+
+def _name(value: Any) -> str:
+    """A name or a key (vault.redact_forms): redacted blind to case."""
+    return redact_name(str(value)).text if value not in (None, "") else ""
 
 
 def _when(value: Any, what: str) -> Any:
@@ -65,7 +71,7 @@ def _history(raw: Any, what: str) -> tuple[HistoryEntry, ...]:
         if not _text(h.get("key")) or not _text(h.get("value")) or until is None:
             raise BadRequestError(f"{what}: each history entry needs key, value and until")
         entries.append(
-            HistoryEntry(_text(h["key"]), _text(h["value"]), until, _text(h.get("reason")))
+            HistoryEntry(_name(h["key"]), _text(h["value"]), until, _text(h.get("reason")))
         )
     return tuple(entries)
 
@@ -78,14 +84,14 @@ def _extra(raw: Any, what: str) -> tuple[tuple[str, Any], ...]:
     clash = [k for k in raw if k in PROFILE_FIELDS or not str(k).strip()]
     if clash:
         raise BadRequestError(f"{what}: extra field {clash[0]!r} is a known (or blank) field name")
-    return tuple((str(k), as_yaml(v)) for k, v in raw.items())
+    return tuple((_name(k), as_yaml(v)) for k, v in raw.items())
 
 
 def _profile(
     raw: dict[str, Any], what: str, limits: ProfileLimits = DEFAULT_PROFILE_LIMITS
 ) -> Profile:
     given = Profile(
-        name=_text(raw.get("name")) or None,
+        name=_name(raw.get("name")) or None,
         traits=tuple(scrub_all([str(t) for t in raw.get("traits") or ()]))[: limits.traits],
         preferences=tuple(scrub_all([str(p) for p in raw.get("preferences") or ()]))[
             : limits.preferences

@@ -19,6 +19,8 @@ from indexer.ranking import RankWeights
 from vault.keys import ScopeId
 from vault.model import Profile
 from vault.operations import Vault
+from vault.redact import redact
+from vault.redact_forms import redacted_name
 from vault.snapshots import write_snapshot_later
 
 from . import events_block, prompt_route, prompting
@@ -138,9 +140,18 @@ def prepare(vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSetti
     critical = [] if turn.is_command else critical_records(engine, turn, now)
     shown_ids = {r.id for r in critical}
     records = [*critical, *(r for r in recalled if r.id not in shown_ids)]
-    blocks = prompting.profile_blocks(
-        session_profile, speaker_profile, turn.sender_id, turn.sender_name, now_dt
-    )
+    # The blocks go to the model: redacted here, once (the host's sender name, a profile a
+    # person wrote by hand). Memories come from the index, which holds the redacted text.
+    blocks = [
+        redact(block).text
+        for block in prompting.profile_blocks(
+            session_profile,
+            speaker_profile,
+            turn.sender_id,
+            redacted_name(turn.sender_name) or "",
+            now_dt,
+        )
+    ]
     injection = prompting.fit(blocks, records, now, turn.sender_id, settings.injection_chars)
     recalled_ids = tuple(r.id for r in recalled)
     result = Turn(

@@ -35,6 +35,7 @@ from memvault_plugin import pipeline_memory as pm
 from memvault_plugin import turn_ledger as tl
 
 from vault.names import UnsafeNameError
+from vault.redact_forms import redacted_name
 from vault.store import BadRequestError
 
 log = logging.getLogger(__name__)
@@ -179,7 +180,9 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
         meta = context.file_object.metadata
         doc_id = meta.document_id
         kb_id = context.knowledge_base_id
-        filename = meta.filename or doc_id
+        # The name is stored (the document map, the audit line) and logged: redacted once,
+        # here, as a name (vault.redact_forms); a suffix such as .json survives.
+        filename = redacted_name(meta.filename or doc_id) or doc_id
 
         def failed(message: str) -> IngestionResult:
             log.warning("memvault=ingest_failed kb=%s doc=%s error=%r", kb_id, doc_id, message)

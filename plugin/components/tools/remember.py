@@ -96,17 +96,20 @@ class Remember(Tool):
         except BadRequestError as exc:
             return f"Error: {exc}."
         speaker = Speaker(turn.sender_id, turn.sender_name or None) if turn.sender_id else None
+        # Logs are storage too: counts and lengths only, never the tags, key or text the
+        # model sent (the vault redacts what it writes; these are what it was sent).
         log.info(
             "memvault=remember_storing query_id=%s kb_id=%s user_key=%s sender_id=%s "
-            "importance=%d priority=%s tags=%s key=%s category=%s expires_at=%s content_len=%d",
+            "importance=%d priority=%s tags=%d key_len=%d category=%s expires_at=%s "
+            "content_len=%d",
             query_id,
             turn.kb_id,
             scope.user_key,
             turn.sender_id,
             importance,
             priority or "-",
-            ",".join(tags),
-            key or "",
+            len(tags),
+            len(key or ""),
             category or "",
             expires_at.isoformat() if expires_at else "-",
             len(content),

@@ -16,6 +16,7 @@ from memvault_plugin import pipeline_memory as pm
 from memvault_plugin import prompting
 
 from vault.names import UnsafeNameError
+from vault.redact_forms import redacted_name
 from vault.store import BadRequestError
 
 log = logging.getLogger(__name__)
@@ -52,22 +53,25 @@ class UpdateProfile(Tool):
         scope_name = normalize_scope(params.get("scope", ""))
         fact_key = normalize_fact_key(params.get("fact_key", ""))
         previous_value = params.get("previous_value", "")
+        # Logs are storage too: a field or action outside the lists, and the slot key, are
+        # what the model sent (a secret as likely as not): logged as a word or a length.
         log.info(
             "memvault=tool_called tool=update_profile query_id=%s field=%s action=%s scope=%s "
-            "fact_key=%s has_previous_value=%s",
+            "fact_key_len=%d has_previous_value=%s",
             query_id,
-            field,
-            action,
+            field if field in FIELDS else "invalid",
+            action if action in ACTIONS else "invalid",
             scope_name,
-            fact_key,
+            len(fact_key) if fact_key != INVALID else -1,
             bool(previous_value),
         )
         if not all([field, action, value]):
             return "Error: field, action, and value are all required."
+        # The reply goes back to the model (and the host's transcript): redacted echo.
         if field not in FIELDS:
-            return f"Error: invalid field '{field}'."
+            return f"Error: invalid field '{redacted_name(str(field))}'."
         if action not in ACTIONS:
-            return f"Error: invalid action '{action}'."
+            return f"Error: invalid action '{redacted_name(str(action))}'."
         if scope_name == INVALID:
             return "Error: invalid scope. Use 'session' or 'speaker'."
         if fact_key == INVALID:

@@ -16,6 +16,7 @@ from memvault_plugin.vault_location import VaultLocation
 from console.api import dispatch
 from console.context import ConsoleContext, Notice
 from console.errors import ApiError
+from vault.redact_forms import redacted_name
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ class MemoryConsole(Page):
         except ApiError as exc:
             log.info(
                 "memvault=console_error endpoint=%s code=%s message=%r",
-                request.endpoint[:80],
+                redacted_name(str(request.endpoint)[:80]),
                 exc.code,
                 exc.message[:200],
             )
