@@ -55,6 +55,8 @@ def messages(
             "speaker": _speaker_json(p.stored.episode.speaker),
             "importance": p.stored.episode.importance,
             "status": p.stored.episode.status,
+            # The record that replaced this one: the newer one wins (vault.lifecycle).
+            "superseded_by": p.stored.episode.superseded_by,
             "tags": list(p.stored.episode.tags),
             "why_selected": [r.code for r in p.reasons],
             # A secret a person typed into a file by hand is not sent to the model either.

@@ -70,12 +70,15 @@ def fsync_dir(folder: Path) -> None:
 
 # Told about every file a write is about to change, before it changes (the vault's
 # operations journal it, so a writer killed mid-operation still gets its files committed).
-_intent: ContextVar[Callable[[Path], None] | None] = ContextVar("memvault_intent", default=None)
+# The bytes about to be written go along (None: a delete), so the operation can refuse bytes
+# it must never commit (vault.secret_guard) before anything is changed.
+_Intent = Callable[[Path, bytes | None], None]
+_intent: ContextVar[_Intent | None] = ContextVar("memvault_intent", default=None)
 
 
 @contextlib.contextmanager
-def announcing(callback: Callable[[Path], None]) -> Iterator[None]:
-    """Within this block (this thread/task), call `callback(target)` before each write."""
+def announcing(callback: _Intent) -> Iterator[None]:
+    """Within this block (this thread/task), call `callback(target, data)` before each write."""
     token = _intent.set(callback)
     try:
         yield
@@ -83,10 +86,10 @@ def announcing(callback: Callable[[Path], None]) -> Iterator[None]:
         _intent.reset(token)
 
 
-def _announce(target: Path) -> None:
+def _announce(target: Path, data: bytes | None = None) -> None:
     callback = _intent.get()
     if callback is not None:
-        callback(target)
+        callback(target, data)
 
 
 def remove_file(target: Path) -> None:
@@ -126,7 +129,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def atomic_write(target: Path, data: bytes) -> None:
     """Replace (or create) `target` with `data` in one rename."""
-    _announce(target)
+    _announce(target, data)
     tmp = _write_temp(target, data)
     try:
         os.replace(tmp, target)
@@ -140,7 +143,7 @@ def create_new(target: Path, data: bytes) -> bool:
     """Create `target` only if nothing is there; False if a file already holds the name."""
     if os.path.lexists(target):
         return False  # not announced: the name is someone else's file
-    _announce(target)
+    _announce(target, data)
     tmp = _write_temp(target, data)
     try:
         # link() refuses to replace, unlike rename(): a file someone just made there survives.
@@ -195,7 +198,7 @@ def rewrite(
         after = transform(before)
         if after == before:
             return before
-        _announce(target)
+        _announce(target, after)
         tmp = _write_temp(target, after)
         try:
             if before_replace is not None:

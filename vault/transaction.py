@@ -18,6 +18,7 @@ from vault.layout import STATE_DIR, Layout
 from vault.names import ID_FILE, ensure_id_file, is_hashed
 from vault.redact import redact
 from vault.safewrite import announcing
+from vault.secret_guard import guard_write
 
 log = logging.getLogger(__name__)
 
@@ -58,14 +59,20 @@ class Txn:
     # chat's log is read by everyone in the chat, vault.event_ops).
     audit_at: Path | None = None
 
-    def intend(self, layout: Layout, path: Path) -> None:
-        """Journal `path` before it is written, so a kill after the write still commits it."""
+    def intend(self, layout: Layout, path: Path, data: bytes | None = None) -> None:
+        """Journal `path` before it is written, so a kill after the write still commits it.
+        `data`, what is about to be written, is refused if it holds a secret (it would be
+        committed: vault.secret_guard), before anything is changed."""
         try:
             rel = layout.rel(path)
         except ValueError:
             return  # outside the vault: not ours to commit
-        if not self.git or rel in self.announced or rel.split("/", 1)[0] == STATE_DIR:
+        if not self.git or rel.split("/", 1)[0] == STATE_DIR:
             return  # .memvault is git-ignored derived state, never committed
+        if data is not None:
+            guard_write(rel, data)
+        if rel in self.announced:
+            return
         self.announced.add(rel)
         message = f"{self.name} {self.scope.session_key} (interrupted)"
         try:
@@ -109,7 +116,7 @@ class Txn:
 @contextmanager
 def journaled(txn: Txn, layout: Layout) -> Iterator[Txn]:
     """Journal each file before it is written; on an error, what was really written."""
-    with announcing(lambda path: txn.intend(layout, path)):
+    with announcing(lambda path, data: txn.intend(layout, path, data)):
         try:
             yield txn
         except BaseException:
