@@ -108,6 +108,24 @@ def guard_write(rel: str, data: bytes) -> None:
         raise SecretInFileError(rel, found, "this operation")
 
 
+def withhold_secrets(root: Path, paths: list[str], *, own: set[str]) -> list[str]:
+    """The commit's paths without earlier operations' ones (a journal line: anyone can edit
+    the journal) whose bytes now hold a secret; this operation's own writes passed
+    guard_write already. A withheld file stays as it is on disk, uncommitted."""
+    kept = []
+    for rel in paths:
+        if rel not in own:
+            try:
+                data = (root / rel).read_bytes()
+            except OSError:  # gone (a forget to commit) or unreadable: nothing of it to leak
+                data = b""
+            if secrets_in(data):
+                log.warning("git=pending_path_dropped path=%r reason=holds_a_secret", rel)
+                continue
+        kept.append(rel)
+    return kept
+
+
 @dataclass(frozen=True)
 class Kept:
     """Where the bytes git did not hold went before a delete."""

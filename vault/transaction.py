@@ -18,7 +18,7 @@ from vault.layout import STATE_DIR, Layout
 from vault.names import ID_FILE, ensure_id_file, is_hashed
 from vault.redact import redact
 from vault.safewrite import announcing
-from vault.secret_guard import guard_write
+from vault.secret_guard import guard_write, withhold_secrets
 
 log = logging.getLogger(__name__)
 
@@ -156,6 +156,7 @@ def _commit(layout: Layout, txn: Txn, message: str) -> None:
     rels = sorted({layout.rel(p) for p in txn.written})
     earlier = _still_pending([op for op in gitstate.read_pending(state) if op.op != txn.op_id])
     paths = _committable(layout.root, rels, gitstate.pending_paths(earlier))
+    paths = withhold_secrets(layout.root, paths, own=set(rels))  # a journal line: never a secret
     if earlier:
         # one line per earlier operation: the message of its last journal line
         messages = {op.op: op.message.splitlines()[0] for op in earlier if op.message}
