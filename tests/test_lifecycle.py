@@ -134,3 +134,15 @@ def test_search_never_returns_the_stale_memory_after_archive_and_restore(tmp_pat
         vault.restore(CHAT, munich)
         found = [r.doc.episode_id for r in engine.search("Where does Eve live", CHAT)]
         assert munich in found and berlin not in found
+
+
+def test_remember_dated_before_the_current_memory_of_its_key_says_it_is_superseded(vault, capsys):
+    # The current memory of the key is dated ahead of this clock (a hand-written date, or a
+    # skewed clock elsewhere): the new one must not replace it.
+    ahead = vault.remember(CHAT, "Eve will live in Oslo", key="city",
+                           created_at=datetime(2099, 1, 1, tzinfo=UTC))  # fmt: skip
+    where = ["--bot", "bot-1", "--session", "group_1", "--vault", str(vault.root)]
+    assert main(["remember", "Eve lives in Paris", "--key", "city", *where]) == 0
+    new_id, line = capsys.readouterr().out.splitlines()
+    assert line.startswith(f"saved as superseded: the newer memory {ahead.id} has key city")
+    assert state(vault) == {new_id: ("superseded", ahead.id), ahead.id: ("active", None)}

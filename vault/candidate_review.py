@@ -157,7 +157,9 @@ def _accept_episode(
         undo()
         raise
     superseded = []
-    if target is not None and target.episode.status == "active":
+    # vault.lifecycle: only a memory at least as new as the target replaces it.
+    newer = target is not None and episode.created_at >= target.episode.created_at
+    if target is not None and newer and target.episode.status == "active":
         vault._set_status(target, "superseded", txn, superseded_by=episode.id)
         superseded.append(target.episode.id)
     accepted = dataclasses.replace(
