@@ -269,7 +269,7 @@ def layer() -> p.Layer:
     waits for the index)."""
     status_help = {
         "forget": "delete one memory's file",
-        "restore": "make an archived or superseded memory active again",
+        "restore": "make an archived memory active again (unless a newer one replaces it)",
     }
     # These import this module: only once it is loaded.
     from vault import cli_bulk

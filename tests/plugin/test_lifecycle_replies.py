@@ -36,3 +36,18 @@ async def test_forget_of_a_secret_bearing_file_says_where_the_copy_is(plugin, ho
     assert reply.startswith("[Memory] Episode ep_20260101_hand01 deleted; ")
     assert ".memvault/forgotten/" in reply and SECRET not in reply
     assert not path.exists() and git_objects_holding(vault.root, SECRET) == []
+
+
+async def test_bulk_archive_in_the_chat_names_the_file_it_left_and_archives_the_rest(plugin, host):
+    cmd = command(plugin)
+    vault, _ = plugin.memory.require()
+    path = hand_written(vault, chat(plugin), extra="tags: [travel]\n")
+    before = path.read_bytes()
+    clean = remember(plugin, "Eve flies to Rome in May", tags=["travel"])
+    preview = await say(cmd, host, "!memory archive --tag travel")
+    assert clean.id in preview and f"{vault.layout.rel(path)}:7: holds what looks like" in preview
+    reply = await say(cmd, host, "!memory archive --tag travel --yes")
+    assert reply.startswith("[Memory] Archived 1 memories (tag travel) in one commit.")
+    assert "Left as it is: " in reply and SECRET not in reply
+    assert path.read_bytes() == before and git_objects_holding(vault.root, SECRET) == []
+    assert vault.find_episode(chat(plugin), clean.id).episode.status == "archived"
