@@ -204,3 +204,13 @@ def test_a_journal_line_naming_a_secret_file_does_not_commit_it(vault, scope):
                             [vault.layout.rel(path)])  # fmt: skip
     vault.remember(scope, "Eve likes green tea")
     assert path.read_bytes() == before and git_objects_holding(vault.root, SECRET) == []
+
+
+def test_a_profile_edit_refuses_a_hand_written_secret_in_the_profile(vault, scope):
+    path = vault.profile_path(scope, None)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"name: Eve\nnotes: 'router password: {SECRET}'\n", encoding="utf-8")
+    before = path.read_bytes()
+    with pytest.raises(SecretInFileError, match=r":2: holds what looks like a password"):
+        vault.update_profile(scope, "traits", "add", "likes hiking")
+    assert path.read_bytes() == before and git_objects_holding(vault.root, SECRET) == []
