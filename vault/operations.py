@@ -24,10 +24,7 @@ from vault.model import DEFAULT_PROFILE_LIMITS, Episode, Profile, ProfileLimits,
 from vault.op_results import Forgotten, StatusChange
 from vault.profile_ops import update_profile
 from vault.safewrite import VaultLock, rewrite
-from vault.secret_guard import (
-    Kept,
-    refuse_secret_file,
-)
+from vault.secret_guard import Kept, guarding, refuse_secret_file
 from vault.store import BadRequestError, StoredEpisode, VaultReader
 from vault.transaction import (
     CommitFailure,
@@ -82,7 +79,7 @@ class Vault(VaultReader):
                 recover_on_open(self.layout, git=self.git)
                 self._recovered = True
             txn = Txn(scope, source, query_id, name=name, git=self.git)
-            with journaled(txn, self.layout):
+            with journaled(txn, self.layout), guarding(self.root, git=self.git):
                 yield txn
                 finish(txn, name, self.layout, git=self.git)
             self._last.failure = txn.commit_failure(self.layout)

@@ -70,15 +70,12 @@ def fsync_dir(folder: Path) -> None:
 
 # Told about every file a write is about to change, before it changes (the vault's
 # operations journal it, so a writer killed mid-operation still gets its files committed).
-# The bytes about to be written go along (None: a delete), so the operation can refuse bytes
-# it must never commit (vault.secret_guard) before anything is changed.
-_Intent = Callable[[Path, bytes | None], None]
-_intent: ContextVar[_Intent | None] = ContextVar("memvault_intent", default=None)
+_intent: ContextVar[Callable[[Path], None] | None] = ContextVar("memvault_intent", default=None)
 
 
 @contextlib.contextmanager
-def announcing(callback: _Intent) -> Iterator[None]:
-    """Within this block (this thread/task), call `callback(target, data)` before each write."""
+def announcing(callback: Callable[[Path], None]) -> Iterator[None]:
+    """Within this block (this thread/task), call `callback(target)` before each write."""
     token = _intent.set(callback)
     try:
         yield
@@ -86,10 +83,10 @@ def announcing(callback: _Intent) -> Iterator[None]:
         _intent.reset(token)
 
 
-def _announce(target: Path, data: bytes | None = None) -> None:
+def _announce(target: Path) -> None:
     callback = _intent.get()
     if callback is not None:
-        callback(target, data)
+        callback(target)
 
 
 def remove_file(target: Path) -> None:
@@ -99,6 +96,7 @@ def remove_file(target: Path) -> None:
 
 
 def _write_temp(target: Path, data: bytes) -> Path:
+    _inspect(target, data)  # every write's bytes pass here, before anything is written
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_path(target)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | BINARY, 0o644)
@@ -129,7 +127,7 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def atomic_write(target: Path, data: bytes) -> None:
     """Replace (or create) `target` with `data` in one rename."""
-    _announce(target, data)
+    _announce(target)
     tmp = _write_temp(target, data)
     try:
         os.replace(tmp, target)
@@ -143,7 +141,7 @@ def create_new(target: Path, data: bytes) -> bool:
     """Create `target` only if nothing is there; False if a file already holds the name."""
     if os.path.lexists(target):
         return False  # not announced: the name is someone else's file
-    _announce(target, data)
+    _announce(target)
     tmp = _write_temp(target, data)
     try:
         # link() refuses to replace, unlike rename(): a file someone just made there survives.
@@ -198,7 +196,7 @@ def rewrite(
         after = transform(before)
         if after == before:
             return before
-        _announce(target, after)
+        _announce(target)
         tmp = _write_temp(target, after)
         try:
             if before_replace is not None:
@@ -295,3 +293,27 @@ class VaultLock:
         if self._lock is not None:
             self._lock.release()
             self._lock = None
+
+
+# Shown the bytes of every write before they are written (an operation refuses bytes it must
+# never commit: vault.secret_guard.guarding). Its own hook, apart from the journal's.
+_inspector: ContextVar[Callable[[Path, bytes], None] | None] = ContextVar(
+    "memvault_inspector", default=None
+)
+
+
+@contextlib.contextmanager
+def inspecting(callback: Callable[[Path, bytes], None]) -> Iterator[None]:
+    """Within this block (this thread/task), call `callback(target, data)` before each
+    write of `data` to `target`; an exception it raises stops the write."""
+    token = _inspector.set(callback)
+    try:
+        yield
+    finally:
+        _inspector.reset(token)
+
+
+def _inspect(target: Path, data: bytes) -> None:
+    callback = _inspector.get()
+    if callback is not None:
+        callback(target, data)

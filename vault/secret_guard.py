@@ -13,8 +13,9 @@ every clone), so such bytes are never committed:
   candidates) deletes it, and the bytes git does not hold are kept outside git, in the
   git-ignored, owner-only folder `.memvault/forgotten/`, instead of being committed.
 
-`guard_write` is called for every byte an operation is about to write (vault.transaction,
-through the safewrite announcement), so no write path can forget the rule; the operations
+`guard_write` is shown every byte an operation is about to write (`guarding`, installed by
+vault.operations.Vault.operation through vault.safewrite.inspecting), so no write path can
+forget the rule; the operations
 also call `refuse_secret` up front, so a multi-file operation refuses before its first write.
 """
 
@@ -22,6 +23,8 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,7 +36,9 @@ from dulwich.repo import Repo
 
 from vault import gitlog
 from vault.errors import BadInput
+from vault.layout import STATE_DIR
 from vault.redact import find_secrets
+from vault.safewrite import inspecting
 
 log = logging.getLogger(__name__)
 
@@ -108,22 +113,24 @@ def guard_write(rel: str, data: bytes) -> None:
         raise SecretInFileError(rel, found, "this operation")
 
 
-def withhold_secrets(root: Path, paths: list[str], *, own: set[str]) -> list[str]:
-    """The commit's paths without earlier operations' ones (a journal line: anyone can edit
-    the journal) whose bytes now hold a secret; this operation's own writes passed
-    guard_write already. A withheld file stays as it is on disk, uncommitted."""
-    kept = []
-    for rel in paths:
-        if rel not in own:
-            try:
-                data = (root / rel).read_bytes()
-            except OSError:  # gone (a forget to commit) or unreadable: nothing of it to leak
-                data = b""
-            if secrets_in(data):
-                log.warning("git=pending_path_dropped path=%r reason=holds_a_secret", rel)
-                continue
-        kept.append(rel)
-    return kept
+@contextmanager
+def guarding(root: Path, *, git: bool) -> Iterator[None]:
+    """Within one operation: every write to a file that will be committed (not under
+    .memvault) passes guard_write first (vault.safewrite.inspecting)."""
+    if not git:
+        yield  # nothing is committed: nothing to refuse
+        return
+
+    def inspect(target: Path, data: bytes) -> None:
+        try:
+            rel = target.relative_to(root).as_posix()
+        except ValueError:
+            return  # outside the vault: never committed
+        if rel.split("/", 1)[0] != STATE_DIR:
+            guard_write(rel, data)
+
+    with inspecting(inspect):
+        yield
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,6 @@ from vault.layout import STATE_DIR, Layout
 from vault.names import ID_FILE, ensure_id_file, is_hashed
 from vault.redact import redact
 from vault.safewrite import announcing
-from vault.secret_guard import guard_write, withhold_secrets
 
 log = logging.getLogger(__name__)
 
@@ -59,20 +58,14 @@ class Txn:
     # chat's log is read by everyone in the chat, vault.event_ops).
     audit_at: Path | None = None
 
-    def intend(self, layout: Layout, path: Path, data: bytes | None = None) -> None:
-        """Journal `path` before it is written, so a kill after the write still commits it.
-        `data`, what is about to be written, is refused if it holds a secret (it would be
-        committed: vault.secret_guard), before anything is changed."""
+    def intend(self, layout: Layout, path: Path) -> None:
+        """Journal `path` before it is written, so a kill after the write still commits it."""
         try:
             rel = layout.rel(path)
         except ValueError:
             return  # outside the vault: not ours to commit
-        if not self.git or rel.split("/", 1)[0] == STATE_DIR:
+        if not self.git or rel in self.announced or rel.split("/", 1)[0] == STATE_DIR:
             return  # .memvault is git-ignored derived state, never committed
-        if data is not None:
-            guard_write(rel, data)
-        if rel in self.announced:
-            return
         self.announced.add(rel)
         message = f"{self.name} {self.scope.session_key} (interrupted)"
         try:
@@ -116,7 +109,7 @@ class Txn:
 @contextmanager
 def journaled(txn: Txn, layout: Layout) -> Iterator[Txn]:
     """Journal each file before it is written; on an error, what was really written."""
-    with announcing(lambda path, data: txn.intend(layout, path, data)):
+    with announcing(lambda path: txn.intend(layout, path)):
         try:
             yield txn
         except BaseException:
@@ -156,7 +149,6 @@ def _commit(layout: Layout, txn: Txn, message: str) -> None:
     rels = sorted({layout.rel(p) for p in txn.written})
     earlier = _still_pending([op for op in gitstate.read_pending(state) if op.op != txn.op_id])
     paths = _committable(layout.root, rels, gitstate.pending_paths(earlier))
-    paths = withhold_secrets(layout.root, paths, own=set(rels))  # a journal line: never a secret
     if earlier:
         # one line per earlier operation: the message of its last journal line
         messages = {op.op: op.message.splitlines()[0] for op in earlier if op.message}
