@@ -119,10 +119,11 @@ def _status(status: str) -> Any:
     def change(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
         scope = body.scope(ctx)
         with _current(ctx, scope, body) as stored:
-            ctx.vault.change_status(
+            done = ctx.vault.change_status(
                 scope, stored.episode.id, status, source="console", expected_hash=stored.sha
             )
-        return _full(ctx, ctx.vault.find_episode(scope, stored.episode.id))
+        # `note`: why a restore left it superseded (vault.lifecycle), else "".
+        return {**_full(ctx, ctx.vault.find_episode(scope, stored.episode.id)), "note": done.note()}
 
     return change
 
@@ -132,7 +133,8 @@ def delete(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     with _current(ctx, scope, body) as stored:
         gone = ctx.vault.forget(scope, stored.episode.id, source="console")
     # `kept`: the commit that saved changes git did not hold yet (a hand edit), else null.
-    return {**_full(ctx, stored), "kept": gone.kept}
+    return {**_full(ctx, stored), "kept": gone.kept, "kept_outside_git": list(gone.aside),
+            "note": gone.note()}  # fmt: skip
 
 
 def edit(ctx: ConsoleContext, body: Body) -> dict[str, Any]:

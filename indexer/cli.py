@@ -139,8 +139,14 @@ def cmd_remember(args: argparse.Namespace) -> int:
                 engine.attach(vault)
                 catch_up(engine)
             superseded = supersede_on_correction(engine, vault, vault_cli.scope_of(args), episode)
-    data = {"id": episode.id, "superseded": superseded}
+    data: dict[str, object] = {"id": episode.id, "superseded": superseded}
     lines = [episode.id, *(f"superseded {old}" for old in superseded)]
+    if episode.status == "superseded":  # dated before a newer memory of its key (lifecycle)
+        data["superseded_by"] = episode.superseded_by
+        lines.append(
+            f"saved as superseded: the newer memory {episode.superseded_by} has key "
+            f"{episode.key}, and stays the current one"
+        )
     return emit(args, data, lambda _: "\n".join(lines))
 
 

@@ -52,6 +52,8 @@ def messages(
             "speaker": _speaker_json(p.stored.episode.speaker),
             "importance": p.stored.episode.importance,
             "status": p.stored.episode.status,
+            # The record that replaced this one: the newer one wins (vault.lifecycle).
+            "superseded_by": p.stored.episode.superseded_by,
             "tags": list(p.stored.episode.tags),
             "why_selected": [r.code for r in p.reasons],
             "text": p.stored.episode.body[:PROMPT_TEXT_CHARS],

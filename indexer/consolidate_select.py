@@ -18,8 +18,10 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
+from vault.model import CORRECTION_TAGS, Episode
 from vault.redact import find_secrets
 from vault.store import BadRequestError, StoredEpisode
+from vault.tags import tag_keys
 
 # Why an episode was picked, in the order they are shown.
 REASONS = ("superseded", "expired", "old", "low_importance", "duplicate")
@@ -135,11 +137,16 @@ def select(
     what looks like a secret (a person's hand-written file: archiving would commit it).
     """
     counts = Counter(s.episode.id for s in episodes)
+    by_id = {s.episode.id: s.episode for s in episodes}
     dupes: dict[str, list[tuple[str, float]]] = {}
     if settings.duplicates:
         for a, b, cosine in pairs:
-            dupes.setdefault(a, []).append((b, cosine))
-            dupes.setdefault(b, []).append((a, cosine))
+            # A correction (a newer memory of the same key, or one tagged correction) is
+            # never folded away as a repeat of what it corrects: only the older one is.
+            if not _replaces(by_id.get(a), by_id.get(b)):
+                dupes.setdefault(a, []).append((b, cosine))
+            if not _replaces(by_id.get(b), by_id.get(a)):
+                dupes.setdefault(b, []).append((a, cosine))
     qualifying: list[Pick] = []
     skipped: list[tuple[str, str]] = []
     for stored in episodes:
@@ -149,7 +156,7 @@ def select(
         if counts[stored.episode.id] > 1:
             skipped.append((stored.rel, f"id {stored.episode.id} is stated by several files"))
             continue
-        secrets = sorted({f.kind for f in find_secrets(stored.episode.body)})
+        secrets = sorted({f.kind for f in find_secrets(_committed_text(stored.episode))})
         if secrets:
             # Archiving rewrites and commits the file: the secret would enter git history.
             why = f"holds what looks like a secret ({', '.join(secrets)}): remove it by hand"
@@ -167,6 +174,22 @@ def select(
         max(0, len(qualifying) - len(picks)) if picks else 0,
         threshold if settings.duplicates else None,
     )
+
+
+def _replaces(newer: Episode | None, older: Episode | None) -> bool:
+    """Does `newer` correct `older` (vault.lifecycle: the newest of a key is the current)?"""
+    if newer is None or older is None or newer.created_at < older.created_at:
+        return False
+    if newer.key and newer.key == older.key:
+        return newer.created_at > older.created_at or newer.id > older.id
+    return bool(set(tag_keys(newer.tags)) & CORRECTION_TAGS)
+
+
+def _committed_text(ep: Episode) -> str:
+    """What archiving the file would commit, as text: body and front-matter values."""
+    speaker = (ep.speaker.id, ep.speaker.name or "") if ep.speaker else ()
+    extra = [str(value) for _, value in ep.extra]
+    return "\n".join([ep.body, ep.key or "", *ep.tags, *speaker, *extra])
 
 
 def _pick_order(pick: Pick) -> tuple[bool, datetime, str, str]:

@@ -15,6 +15,7 @@ import logging
 from indexer.calibration import Calibration, calibrate, calibration_sentences
 from indexer.engine import Engine
 from indexer.search import SearchRequest
+from vault.errors import BadInput
 from vault.keys import ScopeId
 from vault.model import CORRECTION_TAGS, Episode
 from vault.operations import Vault
@@ -58,6 +59,9 @@ def supersede_on_correction(
             vault.supersede(scope, old_id, episode.id)
         except AmbiguousIdError as exc:  # a person's copy: never guess which file is meant
             log.warning("supersede=skipped old=%s reason=duplicate_id error=%r", old_id, str(exc))
+            continue
+        except BadInput as exc:  # a secret in it (never committed), or newer than the correction
+            log.warning("supersede=skipped old=%s reason=refused error=%r", old_id, str(exc))
             continue
         log.info("supersede=applied old=%s new=%s cosine=%.3f", old_id, episode.id, cosine)
         done.append(old_id)

@@ -23,6 +23,7 @@ from vault.check import check_vault
 from vault.episode_edit import edit_episode
 from vault.keys import ScopeId
 from vault.operations import Vault
+from vault.secret_guard import SecretInFileError
 from vault.store import BadRequestError
 from vault.transfer import import_payload
 
@@ -252,9 +253,13 @@ def test_an_operation_on_a_hand_written_secret_keeps_it_out_of_audit_and_commit(
     assert {p for p in places_holding(vault.root, PASSWORD) if not p.startswith("git ")} == {
         vault.layout.rel(path)
     }
+    if operation == "archive":  # issue 20 item 3: a secret is never committed, refused
+        before = path.read_bytes()
+        with pytest.raises(SecretInFileError, match=r":6: holds what looks like a password"):
+            vault.archive(scope, "ep_20260101_hand01")
+        assert path.read_bytes() == before
+        return
     getattr(vault, operation)(scope, "ep_20260101_hand01")
-    if operation == "archive":  # their file keeps their text; only its status changed
-        assert PASSWORD in path.read_text(encoding="utf-8")
     entries, _ = audit.read(vault.layout.audit_path(scope))
     assert [e.operation for e in entries] == [operation]
     assert "[redacted:password]" in entries[0].summary

@@ -11,15 +11,15 @@ so no filter can reach another chat's memories. The selection is planned purely
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
-from vault import gitlog
 from vault.durations import parse_duration
 from vault.keys import ScopeId
 from vault.model import STATUSES, Episode
 from vault.operations import Vault
 from vault.safewrite import ConflictError, remove_file
+from vault.secret_guard import Kept, SecretInFileError
 from vault.store import AmbiguousIdError, BadRequestError, StoredEpisode, ambiguous_id_message
 from vault.tags import tag_key
 from vault.yamlio import parse_datetime
@@ -106,6 +106,9 @@ class BulkPlan:
     action: str
     selection: Selection
     matches: tuple[StoredEpisode, ...]  # newest first, as listed
+    # archive: matched files left as they are, with why (what looks like a secret: archiving
+    # would commit it, vault.secret_guard); the rest is archived all the same.
+    refused: tuple[tuple[str, str], ...] = ()
 
 
 def check_action(action: str, selection: Selection) -> None:
@@ -128,7 +131,24 @@ def plan_bulk(action: str, selection: Selection, episodes: list[StoredEpisode]) 
 
 def preview_bulk(vault: Vault, scope: ScopeId, action: str, selection: Selection) -> BulkPlan:
     """What `apply_bulk` would change now; reads files only (no lock, nothing written)."""
-    return plan_bulk(action, selection, vault.load_episodes(scope)[0])
+    return _refusing(vault, plan_bulk(action, selection, vault.load_episodes(scope)[0]))
+
+
+def _refusing(vault: Vault, plan: BulkPlan) -> BulkPlan:
+    """Archive keeps the memories: one holding a secret is left out (and named), never
+    committed; the others are archived. A delete takes them all (its copy stays outside git)."""
+    if plan.action != "archive":
+        return plan
+    keep: list[StoredEpisode] = []
+    refused: list[tuple[str, str]] = []
+    for stored in plan.matches:
+        try:
+            vault.refuse_secret(stored, "bulk archive")
+        except SecretInFileError as exc:
+            refused.append((stored.rel, str(exc)))
+            continue
+        keep.append(stored)
+    return replace(plan, matches=tuple(keep), refused=tuple(refused))
 
 
 @dataclass(frozen=True)
@@ -136,6 +156,7 @@ class BulkResult:
     plan: BulkPlan  # what matched when it was applied
     done: tuple[Episode, ...]  # what was changed (all of plan.matches unless `stopped`)
     kept: str | None = None  # delete: the commit that first saved changes git did not hold
+    aside: tuple[str, ...] = ()  # delete: copies kept outside git (they held a secret)
     stopped: str | None = None  # why it stopped early (a file changed meanwhile)
 
 
@@ -163,14 +184,15 @@ def apply_bulk(
         episodes = vault.load_episodes(scope)[0]
         plan = plan_bulk(action, selection, episodes)
         _refuse_ambiguous(plan, episodes)
+        plan = _refusing(vault, plan)
         if not plan.matches:
             return BulkResult(plan, ())
         done: list[Episode] = []
-        kept: str | None = None
+        kept = Kept()
         stopped: str | None = None
         with vault.operation(scope, f"bulk_{action}", source=source, query_id=query_id) as txn:
             if action == "delete":
-                kept = _keep_in_git(vault, plan)
+                kept = vault.keep_before_delete([s.rel for s in plan.matches], "a bulk delete")
             for stored in plan.matches:
                 if action == "delete":
                     remove_file(stored.path)
@@ -185,24 +207,6 @@ def apply_bulk(
                         stopped = str(exc)
                         break
                 done.append(stored.episode)
-    return BulkResult(plan, tuple(done), kept, stopped)
-
-
-def _keep_in_git(vault: Vault, plan: BulkPlan) -> str | None:
-    """One commit of the matched files' bytes git does not hold yet (a person's edits),
-    before any is deleted, so the delete never loses them; a failure deletes nothing."""
-    if not vault.git:
-        return None
-    rels = [s.rel for s in plan.matches]
-    message = (
-        f"keep {len(rels)} file(s) before a bulk delete\n\nThey had changes git did not hold "
-        "yet (a person's edit?); `git show <this commit>:<path>` gives them back.\n"
-    )
-    try:
-        return gitlog.commit_paths(vault.root, rels, message)
-    except (gitlog.GitCommitError, OSError) as exc:
-        raise ConflictError(
-            f"some of these files have changes git does not hold yet, and committing them "
-            f"before the delete failed ({exc}): nothing was deleted; retry, or commit them by "
-            "hand"
-        ) from exc
+            if action == "delete":
+                vault.follow_forget(episodes, {e.id for e in done}, txn)
+    return BulkResult(plan, tuple(done), kept.commit, kept.aside, stopped)

@@ -18,7 +18,6 @@ from datetime import datetime, timedelta
 
 from ruamel.yaml.comments import CommentedMap
 
-from vault import gitlog
 from vault.candidate_file import Candidate, parse_candidate
 from vault.candidate_store import StoredCandidate, find_candidate, load_candidates, redact_candidate
 from vault.episodes import split_front_matter
@@ -147,6 +146,8 @@ def _accept_episode(
     )
     episode = dataclasses.replace(episode, verified=verified, id=_free_id(vault, scope, episode))
     target = _correction_target(vault, scope, c)
+    if target is not None and target.episode.status == "active":
+        vault.refuse_secret(target, "accepting a correction of it")  # before anything changes
     now = vault.clock()
     undo = _mark(txn, stored, {"status": "accepted", "accepted_as": episode.id, "decided_at": now})
     txn.record("accept_candidate", "candidate", c.id, f"as episode {episode.id}: {c.body}")
@@ -156,7 +157,9 @@ def _accept_episode(
         undo()
         raise
     superseded = []
-    if target is not None and target.episode.status == "active":
+    # vault.lifecycle: only a memory at least as new as the target replaces it.
+    newer = target is not None and episode.created_at >= target.episode.created_at
+    if target is not None and newer and target.episode.status == "active":
         vault._set_status(target, "superseded", txn, superseded_by=episode.id)
         superseded.append(target.episode.id)
     accepted = dataclasses.replace(
@@ -246,7 +249,7 @@ def purge_candidates(
         if not old:
             return []
         with vault.operation(scope, "purge_candidates", source=source) as txn:
-            _keep_in_git(vault, [s.rel for s in old])
+            vault.keep_before_delete([s.rel for s in old], "purging candidates")
             for s in old:
                 remove_file(s.path)
                 txn.written.append(s.path)
@@ -257,20 +260,3 @@ def purge_candidates(
 
 def _decided(c: Candidate) -> datetime:
     return c.decided_at or c.created_at
-
-
-def _keep_in_git(vault: Vault, rels: list[str]) -> None:
-    """Bytes git does not hold yet (a person's edit of a candidate) are committed before the
-    delete, as `forget` does, so a purge never loses them."""
-    if not vault.git:
-        return
-    message = "keep candidates before purge\n\nThey had changes git did not hold yet.\n"
-    try:
-        kept = gitlog.commit_paths(vault.root, rels, message)
-    except (gitlog.GitCommitError, OSError) as exc:
-        raise ConflictError(
-            f"candidate files have changes git does not hold yet, and committing them before "
-            f"the purge failed ({exc}): nothing was deleted; retry, or commit them by hand"
-        ) from exc
-    if kept:
-        log.warning("op=purge_kept_uncommitted files=%d commit=%s", len(rels), kept[:12])

@@ -162,16 +162,27 @@ def _status_cmd(verb: str) -> Callable[[argparse.Namespace], int]:
         with episode_lookup(args, vault, scope):
             if verb == "forget":
                 gone = vault.forget(scope, args.id, source="user")
-                data = {"id": gone.id, "status": "forgotten", "kept": gone.kept}
+                data = {"id": gone.id, "status": "forgotten", "kept": gone.kept,
+                        "kept_outside_git": list(gone.aside), "note": gone.note()}  # fmt: skip
                 return out.emit(args, data, _gone)
             done = vault.change_status(scope, args.id, STATUS_OF[verb], source="user")
-        data = {"id": done.id, "status": done.episode.status, "changed": done.changed}
-        return out.emit(args, data, out.status_text)
+        data: dict[str, Any] = {"id": done.id, "status": done.episode.status,
+                                "changed": done.changed}  # fmt: skip
+        if done.note():  # a restore that stayed superseded, or replaced an older memory
+            data |= {"superseded_by": done.episode.superseded_by, "note": done.note()}
+        return out.emit(args, data, _status_text)
 
     return run
 
 
+def _status_text(data: dict[str, Any]) -> str:
+    text = out.status_text(data)
+    return f"{text}; {data['note']}" if data.get("note") else text
+
+
 def _gone(data: dict[str, Any]) -> str:
+    if data["kept_outside_git"]:
+        return f"{data['id']} forgotten; {data['note']}"
     if not data["kept"]:
         return f"{data['id']} forgotten"
     sha = data["kept"][:12]
@@ -258,7 +269,7 @@ def layer() -> p.Layer:
     waits for the index)."""
     status_help = {
         "forget": "delete one memory's file",
-        "restore": "make an archived or superseded memory active again",
+        "restore": "make an archived memory active again (unless a newer one replaces it)",
     }
     # These import this module: only once it is loaded.
     from vault import cli_bulk

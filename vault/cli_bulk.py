@@ -95,18 +95,28 @@ def _preview_json(plan: BulkPlan) -> dict[str, Any]:
         "filters": plan.selection.as_json(),
         "count": len(plan.matches),
         "items": [episode_item(s) for s in plan.matches[:PREVIEW_ITEMS]],
+        "refused": [{"path": rel, "why": why} for rel, why in plan.refused],
     }
+
+
+def _refused_lines(plan: BulkPlan) -> list[str]:
+    """Matched files a bulk archive leaves alone (a secret in them would be committed)."""
+    if not plan.refused:
+        return []
+    head = f"{_memories(len(plan.refused))} left as they are (the others are {plan.action}d):"
+    return [head, *(f"  {why}" for _, why in plan.refused)]
 
 
 def _preview_text(plan: BulkPlan) -> str:
     what = plan.selection.describe()
     if not plan.matches:
-        return f"no memories match ({what}): nothing to {plan.action}"
+        return "\n".join([f"no memories to {plan.action} ({what})", *_refused_lines(plan)])
     shown = plan.matches[:PREVIEW_ITEMS]
     n = len(plan.matches)
     head = f"{_memories(n)} {'matches' if n == 1 else 'match'} ({what}); nothing was changed"
     lines = [head + (f". The first {len(shown)}:" if len(shown) < len(plan.matches) else ":")]
     lines += [out.episode_line(s) for s in shown]
+    lines += _refused_lines(plan)
     lines.append(f"run the same command with --yes to {plan.action} them")
     return "\n".join(lines)
 
@@ -119,6 +129,8 @@ def _result_json(result: BulkResult) -> dict[str, Any]:
         "count": len(result.done),
         "ids": [ep.id for ep in result.done],
         "kept": result.kept,
+        "kept_outside_git": list(result.aside),
+        "refused": [{"path": rel, "why": why} for rel, why in result.plan.refused],
         "stopped": result.stopped,
     }
 
@@ -132,7 +144,13 @@ def _result_text(result: BulkResult) -> str:
             f"; files with changes git did not hold yet were committed first: `git show "
             f"{result.kept[:12]}` shows them"
         )
-    return text
+    if result.aside:
+        text += (
+            f"; {len(result.aside)} held what looks like a secret, so they were not committed: "
+            f"copies are kept outside git in {', '.join(result.aside)} (only you can read them; "
+            "delete them when done)"
+        )
+    return "\n".join([text, *_refused_lines(result.plan)])
 
 
 def cmd_verify(args: argparse.Namespace) -> int:

@@ -23,11 +23,15 @@ ABOUT: dict[str, str] = {
     "show": "Print one memory in full: each front-matter field as words, then its text.",
     "forget": (
         "Delete one memory's file and commit that; git history keeps it (`git log -- PATH`). "
-        "Changes git did not hold yet are committed first, and the commit is named."
+        "Changes git did not hold yet are committed first, and the commit is named; a file "
+        "holding what looks like a secret is never committed: its copy is kept outside git "
+        "in .memvault/forgotten/ (the reply says where)."
     ),
     "restore": (
         "Make an archived or superseded memory active again, so recall finds it; prints `ID "
-        "active`. " + _ALREADY.format(state="active")
+        "active`. While a newer memory replaces it (its superseded_by, or a newer active "
+        "memory of its key) it goes back to superseded instead, and the reply says so. "
+        + _ALREADY.format(state="active")
     ),
     "profile": (
         "Show or edit the chat's profile, or with --speaker one person's: set/add/remove "

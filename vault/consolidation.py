@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from vault import lifecycle
 from vault.episodes import edit_front_matter
 from vault.keys import ScopeId
 from vault.links import read_vault_file
@@ -86,6 +87,8 @@ def consolidate(
     )
     with vault.lock.hold():
         _check_unchanged(vault, scope, originals, profile_shas or {})
+        for stored in originals:  # archiving commits the file: never one holding a secret
+            vault.refuse_secret(stored, "consolidation")
         with vault.operation(scope, "consolidate", source=source) as txn:
             undo: list[Callable[[], None]] = []
             try:
@@ -110,14 +113,16 @@ def _write(
     undo.append(_remover(created))
     listed = ", ".join(s.episode.id for s in originals)
     txn.record("consolidate", "episode", summary.id, f"{summary.body} (consolidates {listed})")
-    changes = {"status": "archived", "consolidated_into": summary.id, "updated_at": vault.stamp()}
     for stored in originals:
+        # vault.lifecycle: archived, `superseded_by` kept, plus where it was folded into.
+        changes = lifecycle.front_matter(stored.episode, "archived", stored.episode.superseded_by)
+        changes.update(consolidated_into=summary.id, updated_at=vault.stamp())
         data, _ = read_vault_file(vault.root, stored.rel)  # the bytes to put back
         if content_hash(data) != stored.sha:
             raise ConflictError(_changed(stored.rel))
         written = rewrite(
             stored.path,
-            lambda raw, ep=stored.episode: edit_front_matter(raw, changes, current=ep),
+            lambda raw, ep=stored.episode, ch=changes: edit_front_matter(raw, ch, current=ep),
             expected_hash=stored.sha,
         )
         undo.append(_restorer(stored.path, data, written))

@@ -11,18 +11,20 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from vault import gitlog
+from vault import lifecycle, status_ops
 from vault.episode_create import build_episode, create_episode_file
 from vault.episodes import edit_front_matter
 from vault.keys import ScopeId
 from vault.model import DEFAULT_PROFILE_LIMITS, Episode, Profile, ProfileLimits, Speaker
 from vault.op_results import Forgotten, StatusChange
 from vault.profile_ops import update_profile
-from vault.safewrite import ConflictError, VaultLock, remove_file, rewrite
+from vault.safewrite import VaultLock, rewrite
+from vault.secret_guard import Kept, guarding, refuse_secret_file
 from vault.store import BadRequestError, StoredEpisode, VaultReader
 from vault.transaction import (
     CommitFailure,
@@ -35,6 +37,8 @@ from vault.transaction import (
 )
 
 log = logging.getLogger(__name__)
+
+NEW = "\x00new"  # the id a new episode is planned under before its file names it
 
 
 class Vault(VaultReader):
@@ -75,7 +79,7 @@ class Vault(VaultReader):
                 recover_on_open(self.layout, git=self.git)
                 self._recovered = True
             txn = Txn(scope, source, query_id, name=name, git=self.git)
-            with journaled(txn, self.layout):
+            with journaled(txn, self.layout), guarding(self.root, git=self.git):
                 yield txn
                 finish(txn, name, self.layout, git=self.git)
             self._last.failure = txn.commit_failure(self.layout)
@@ -135,15 +139,23 @@ class Vault(VaultReader):
         *,
         audit_as: str | None = None,
     ) -> Episode:
-        """Write a new episode file inside `txn`; a `key` supersedes older active episodes."""
+        """Write a new episode file inside `txn`; a `key` supersedes older active episodes
+        (vault.lifecycle.arrivals: a newer active one of its key supersedes it instead)."""
+        chat = self.load_episodes(txn.scope)[0]
+        arriving = replace(episode, id=episode_id or episode.id or NEW)
+        plan = lifecycle.arrivals([s.episode for s in chat], [arriving])
+        olds = {s.episode.id: s for s in chat}
+        others = [c for c in plan if c.id != arriving.id and c.id in olds]
+        for change in others:  # before the new file: a refusal leaves nothing half done
+            self.refuse_secret(olds[change.id], "superseding it by the new memory")
+        mine = next((c for c in plan if c.id == arriving.id), None)
+        if mine is not None:
+            episode = replace(episode, status=mine.status, superseded_by=mine.superseded_by)
         episode = create_episode_file(self.layout, txn.scope, episode, episode_id, txn)
         if audit_as:
             txn.record(audit_as, "episode", episode.id, episode.body)
-        if episode.key and episode.status == "active":
-            for old in self.load_episodes(txn.scope)[0]:
-                same_key = old.episode.key == episode.key and old.episode.id != episode.id
-                if same_key and old.episode.status == "active":
-                    self._set_status(old, "superseded", txn, superseded_by=episode.id)
+        for change in others:
+            self.apply(olds[change.id], replace(change, superseded_by=episode.id), txn)
         return episode
 
     def new_episode(
@@ -184,20 +196,39 @@ class Vault(VaultReader):
         superseded_by: str | None = None,
         expected_hash: str | None = None,
     ) -> None:
-        changes: dict[str, object] = {"status": status, "updated_at": self.stamp()}
-        if status == "superseded":
-            changes["superseded_by"] = superseded_by
-        elif stored.episode.superseded_by is not None:
-            changes["superseded_by"] = None
+        """A status change (archiving keeps the episode's `superseded_by`)."""
+        link = stored.episode.superseded_by if status == "archived" else superseded_by
+        change = lifecycle.Change(stored.episode.id, status, link)
+        self.apply(stored, change, txn, expected_hash=expected_hash)
+
+    def apply(
+        self,
+        stored: StoredEpisode,
+        change: lifecycle.Change,
+        txn: Txn,
+        *,
+        expected_hash: str | None = None,
+    ) -> None:
+        """Write one vault.lifecycle change into the episode's file, with its audit line."""
+        changes = lifecycle.front_matter(stored.episode, change.status, change.superseded_by)
+        changes["updated_at"] = self.stamp()
         rewrite(
             stored.path,
             lambda data: edit_front_matter(data, changes, current=stored.episode),
             expected_hash=expected_hash,
         )
         txn.written.append(stored.path)
-        verb = {"superseded": "supersede", "archived": "archive", "active": "restore"}[status]
-        note = f" by {superseded_by}" if superseded_by else ""
-        txn.record(verb, "episode", stored.episode.id, f"{stored.episode.body}{note}")
+        verb = {"superseded": "supersede", "archived": "archive", "active": "restore"}
+        by = change.superseded_by if change.status == "superseded" else None
+        note = f" by {by}" if by else ""
+        txn.record(
+            verb[change.status], "episode", stored.episode.id, f"{stored.episode.body}{note}"
+        )
+
+    def refuse_secret(self, stored: StoredEpisode, doing: str) -> None:
+        """vault.secret_guard's rule, before an operation that keeps this memory writes."""
+        if self.git:
+            refuse_secret_file(self.root, stored.rel, f"{doing} ({stored.episode.id})")
 
     def change_status(
         self,
@@ -209,21 +240,11 @@ class Vault(VaultReader):
         query_id: int | str | None = None,
         expected_hash: str | None = None,
     ) -> StatusChange:
-        """archive (status archived) or restore (status active) one episode of this scope.
-
-        Asking for the status it already has succeeds and writes nothing (no file, audit
-        line or commit), like verifying a verified one: a retried script, a second click or
-        `!memory` sent twice is no error. `changed` says which it was."""
-        if status not in ("archived", "active"):
-            raise BadRequestError(f"status must be archived or active (got {status!r})")
-        with self.lock.hold():
-            stored = self.find_episode(scope, episode_id)
-            if stored.episode.status == status:
-                return StatusChange(stored.episode, changed=False)
-            op = "archive" if status == "archived" else "restore"
-            with self.operation(scope, op, source=source, query_id=query_id) as txn:
-                self._set_status(stored, status, txn, expected_hash=expected_hash)
-        return StatusChange(self.find_episode(scope, episode_id).episode, changed=True)
+        """archive (status archived) or restore (status active): vault.status_ops."""
+        return status_ops.change_status(
+            self, scope, episode_id, status,
+            source=source, query_id=query_id, expected_hash=expected_hash,
+        )  # fmt: skip
 
     def archive(self, scope: ScopeId, episode_id: str, **kw: object) -> Episode:
         return self.change_status(scope, episode_id, "archived", **kw).episode  # type: ignore[arg-type]
@@ -234,8 +255,15 @@ class Vault(VaultReader):
     def supersede(
         self, scope: ScopeId, old_id: str, new_id: str, *, source: str = "agent"
     ) -> Episode:
+        """Mark `old_id` superseded by `new_id` (a correction): the newer must exist here."""
         with self.lock.hold():
             stored = self.find_episode(scope, old_id)
+            newer = self.find_episode(scope, new_id).episode
+            if newer.created_at < stored.episode.created_at:
+                raise BadRequestError(
+                    f"{new_id} is older than {old_id}: an older memory cannot supersede a newer one"
+                )
+            self.refuse_secret(stored, "supersede")
             with self.operation(scope, "supersede", source=source) as txn:
                 self._set_status(stored, "superseded", txn, superseded_by=new_id)
         return self.find_episode(scope, old_id).episode
@@ -248,44 +276,14 @@ class Vault(VaultReader):
         source: str = "user",
         query_id: int | str | None = None,
     ) -> Forgotten:
-        """Delete the episode's file (git history still has it: `git log -- <path>`).
+        """Delete the episode's file, keeping what git does not hold: vault.status_ops."""
+        return status_ops.forget(self, scope, episode_id, source=source, query_id=query_id)
 
-        Bytes git does not hold yet (a person's uncommitted edit, a file written by hand) are
-        committed first, alone, so the delete never loses them; if that commit fails, nothing
-        is deleted. Without git (`--no-git`, no repository) a forget is final.
-        """
-        with self.lock.hold():
-            stored = self.find_episode(scope, episode_id)
-            with self.operation(scope, "forget", source=source, query_id=query_id) as txn:
-                # Inside the operation: after its start-up recovery (a stale git lock), and a
-                # failure here ends it before anything is deleted or logged.
-                kept = self.keep_in_git(stored)
-                note = f" (its uncommitted changes are kept in commit {kept[:12]})" if kept else ""
-                remove_file(stored.path)
-                txn.written.append(stored.path)
-                txn.record("forget", "episode", stored.episode.id, stored.episode.body + note)
-        return Forgotten(stored.episode, stored.rel, kept)
+    def follow_forget(self, chat: list[StoredEpisode], gone: set[str], txn: Txn) -> None:
+        status_ops.follow_forget(self, chat, gone, txn)
 
-    def keep_in_git(self, stored: StoredEpisode) -> str | None:
-        """Commit the file alone if git does not hold its bytes yet; call under the lock,
-        before deleting it. Returns that commit's sha (None: nothing to keep, or no git)."""
-        if not self.git:
-            return None
-        message = (
-            f"keep {stored.rel} before forget\n\nIt had changes git did not hold yet (a "
-            f"person's edit?); `git show <this commit>:{stored.rel}` gives them back.\n"
-        )
-        try:  # None when git already holds these bytes (or the vault is no repository)
-            kept = gitlog.commit_paths(self.root, [stored.rel], message)
-        except (gitlog.GitCommitError, OSError) as exc:
-            raise ConflictError(
-                f"{stored.rel} has changes git does not hold yet, and committing them before "
-                f"the delete failed ({exc}): nothing was deleted; retry, or commit or delete "
-                "the file by hand"
-            ) from exc
-        if kept:
-            log.warning("op=forget_kept_uncommitted path=%s commit=%s", stored.rel, kept[:12])
-        return kept
+    def keep_before_delete(self, rels: list[str], what: str) -> Kept:
+        return status_ops.keep_before_delete(self, rels, what)
 
     def stamp(self) -> datetime:
         """The `updated_at` an operation writes: this vault's clock, in UTC."""

@@ -100,6 +100,7 @@ def remove_file(target: Path) -> None:
 
 
 def _write_temp(target: Path, data: bytes) -> Path:
+    _inspect(target, data)  # every write's bytes pass here, before anything is written
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_path(target)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | BINARY, 0o644)
@@ -296,3 +297,27 @@ class VaultLock:
         if self._lock is not None:
             self._lock.release()
             self._lock = None
+
+
+# Shown the bytes of every write before they are written (an operation refuses bytes it must
+# never commit: vault.secret_guard.guarding). Its own hook, apart from the journal's.
+_inspector: ContextVar[Callable[[Path, bytes], None] | None] = ContextVar(
+    "memvault_inspector", default=None
+)
+
+
+@contextlib.contextmanager
+def inspecting(callback: Callable[[Path, bytes], None]) -> Iterator[None]:
+    """Within this block (this thread/task), call `callback(target, data)` before each
+    write of `data` to `target`; an exception it raises stops the write."""
+    token = _inspector.set(callback)
+    try:
+        yield
+    finally:
+        _inspector.reset(token)
+
+
+def _inspect(target: Path, data: bytes) -> None:
+    callback = _inspector.get()
+    if callback is not None:
+        callback(target, data)

@@ -11,12 +11,12 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from vault import lifecycle
 from vault.episode_create import create_episode_file
 from vault.keys import ScopeId
 from vault.model import STATUSES, Episode, FormatError, Problem, Profile
 from vault.operations import Vault
 from vault.store import BadRequestError, StoredEpisode, check_episode_id
-from vault.transaction import Txn
 from vault.transfer_items import ImportItem, parse_item
 from vault.transfer_profiles import parse_profiles, write_profiles
 from vault.views import episode_export, iso, profile_json
@@ -136,13 +136,14 @@ def import_payload(
                 renamed[item.old_id] = new_id
             bodies[new_id] = item.episode.body
             chosen.append((item, new_id))
-        written = []
-        for item, new_id in chosen:
-            link = item.episode.superseded_by
-            episode = replace(item.episode, superseded_by=renamed.get(link, link) if link else None)
-            written.append(create_episode_file(vault.layout, scope, episode, new_id, txn))
-            imported.append(new_id)
-        _supersede_older(vault, txn, before, written)
+        incoming = _settled(vault, before, chosen, renamed)
+        for episode in incoming:
+            create_episode_file(vault.layout, scope, episode, episode.id, txn)
+            imported.append(episode.id)
+        olds = {s.episode.id: s for s in before}
+        for change in lifecycle.arrivals([s.episode for s in before], incoming):
+            if change.id in olds:
+                vault.apply(olds[change.id], change, txn, expected_hash=olds[change.id].sha)
         wrote, existed = write_profiles(vault, txn, profiles)
         summary = f"Imported {len(imported)} L2 episode(s), skipped {skipped + deleted}"
         txn.record("import", "episode", scope.session_key, summary)
@@ -168,20 +169,35 @@ def _target_id(item: ImportItem, taken: dict[str, str]) -> str:
             return fresh
 
 
-def _supersede_older(
-    vault: Vault, txn: Txn, before: list[StoredEpisode], written: list[Episode]
-) -> None:
-    """A `key` means one current memory: an imported active keyed memory supersedes the
-    active ones this scope already had under that key (never another item of the file)."""
-    done: set[str] = set()
-    for episode in written:
-        if not episode.key or episode.status != "active":
-            continue
-        for old in before:
-            same = old.episode.key == episode.key and old.episode.id != episode.id
-            if same and old.episode.status == "active" and old.rel not in done:
-                vault._set_status(old, "superseded", txn, superseded_by=episode.id)
-                done.add(old.rel)
+def _settled(
+    vault: Vault,
+    before: list[StoredEpisode],
+    chosen: list[tuple[ImportItem, str]],
+    renamed: dict[str, str],
+) -> list[Episode]:
+    """The imported episodes as they will be written (vault.lifecycle): links follow renamed
+    ids, a link naming nothing is dropped (archived), and per key the newest memory, old or
+    imported, is the active one. Refuses first (nothing written) when an existing memory it
+    supersedes holds a secret (vault.secret_guard)."""
+    incoming = []
+    for item, new_id in chosen:
+        link = item.episode.superseded_by
+        link = renamed.get(link, link) if link else None
+        incoming.append(replace(item.episode, id=new_id, superseded_by=link))
+    existing = [s.episode for s in before]
+    fixes = {c.id: c for c in lifecycle.imported_links(existing, incoming)}
+    incoming = [_with(e, fixes.get(e.id)) for e in incoming]
+    plan = {c.id: c for c in lifecycle.arrivals(existing, incoming)}
+    for stored in before:
+        if stored.episode.id in plan:
+            vault.refuse_secret(stored, "import (a newer imported memory supersedes it)")
+    return [_with(e, plan.get(e.id)) for e in incoming]
+
+
+def _with(episode: Episode, change: lifecycle.Change | None) -> Episode:
+    if change is None:
+        return episode
+    return replace(episode, status=change.status, superseded_by=change.superseded_by)
 
 
 def _plain_id(value: str) -> bool:

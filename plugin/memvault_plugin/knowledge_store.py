@@ -194,14 +194,16 @@ def delete_episodes(vault: Vault, doc: Document) -> int:
                     episode_id,
                     ",".join(c.rel for c in copies),
                 )
+        chat = vault.load_episodes(doc.scope)[0]
         stored = [copies[0] for copies in found.values() if len(copies) == 1]
         with vault.operation(doc.scope, "delete_document", source="import") as txn:
+            vault.keep_before_delete([item.rel for item in stored], "deleting a document")
             for item in stored:
-                vault.keep_in_git(item)
                 item.path.unlink(missing_ok=True)
                 txn.written.append(item.path)
                 txn.record("forget", "episode", item.episode.id, item.episode.body)
                 removed += 1
+            vault.follow_forget(chat, {item.episode.id for item in stored}, txn)
             txn.record(
                 "delete_document",
                 "document",

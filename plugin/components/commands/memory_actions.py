@@ -14,6 +14,7 @@ from memvault_plugin.memory_service import relevant
 
 from indexer.ranking import RankWeights
 from vault.model import STATUSES, FormatError, Profile
+from vault.op_results import StatusChange
 from vault.snapshots import read_snapshot
 from vault.store import read_episode_file
 
@@ -202,6 +203,8 @@ def forget(call: Call) -> str:
     raw = one_id(call, "Usage: !memory forget <episode_id>")
     find(call, raw)  # the not-found reply, before the vault's own error
     gone = call.v.forget(call.scope, raw, source="user", query_id=call.query_id)
+    if gone.aside:  # it held a secret: kept outside git, never committed
+        return f"[Memory] Episode {gone.id} deleted; {gone.note()}."
     if gone.kept:  # a person's uncommitted edit: kept in git before the delete, say so
         return (
             f"[Memory] Episode {gone.id} deleted. Its file had uncommitted changes: they were "
@@ -217,6 +220,8 @@ def _set_status(call: Call, verb: str, status: str) -> str:
         return f"[Memory] Episode {found.id} is already {status}: nothing changed."
     change = call.v.archive if status == "archived" else call.v.restore
     episode = change(call.scope, raw, source="user", query_id=call.query_id)
+    if episode.status != status:  # a restore the lifecycle kept superseded (vault.lifecycle)
+        return f"[Memory] Episode {episode.id} not restored: {StatusChange(episode, True).note()}."
     return f"[Memory] Episode {episode.id} status set to {status}."
 
 

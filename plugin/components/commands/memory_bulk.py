@@ -84,7 +84,8 @@ def _bulk(call: Call, action: str) -> str:
         call.v, call.scope, action, selection, source="user", query_id=call.query_id
     )
     if not result.plan.matches:
-        return f"[Memory] No memories of this chat match ({what}): nothing to {action}."
+        none = f"[Memory] No memories of this chat match ({what}): nothing to {action}."
+        return none + _refused(result.plan)
     verb = "Deleted" if action == "delete" else "Archived"
     text = f"[Memory] {verb} {len(result.done)} memories ({what}) in one commit."
     if result.kept:
@@ -92,16 +93,30 @@ def _bulk(call: Call, action: str) -> str:
             f" Files with uncommitted changes were committed first ({result.kept[:12]}), so "
             "git can restore them."
         )
+    if result.aside:  # they held a secret: kept outside git, never committed
+        text += (
+            f" {len(result.aside)} held what looks like a secret, so they were not committed: "
+            f"copies are kept outside git in {', '.join(result.aside)} (only the vault's "
+            "owner can read them)."
+        )
     if result.stopped:
         left = len(result.plan.matches) - len(result.done)
         text += f" Stopped before {left} more: {result.stopped}"
-    return text
+    return text + _refused(result.plan)
+
+
+def _refused(plan: BulkPlan) -> str:
+    """Files a bulk archive left alone: archiving would commit a secret (vault.secret_guard)."""
+    if not plan.refused:
+        return ""
+    return "\n" + "\n".join(f"Left as it is: {why}" for _, why in plan.refused)
 
 
 def _preview_text(call: Call, plan: BulkPlan) -> str:
     what = plan.selection.describe()
     if not plan.matches:
-        return f"[Memory] No memories of this chat match ({what}): nothing to {plan.action}."
+        none = f"[Memory] No memories of this chat match ({what}): nothing to {plan.action}."
+        return none + _refused(plan)
     n = len(plan.matches)
     shown = plan.matches[:PREVIEW_ITEMS]
     lines = [
@@ -111,7 +126,7 @@ def _preview_text(call: Call, plan: BulkPlan) -> str:
         f"To {plan.action} them, send the same command with --yes: "
         f"!memory {plan.action} {' '.join(call.params)} --yes",
     ]
-    return "\n".join(lines)
+    return "\n".join(lines) + _refused(plan)
 
 
 def _flagged(call: Call) -> bool:

@@ -69,6 +69,8 @@ class Forget(Tool):
             scope.user_key,
             episode_id,
         )
+        if gone.aside:
+            return f"Deleted episode {episode_id}; {gone.note()}."
         if gone.kept:
             return (
                 f"Deleted episode {episode_id}. Its file had changes by a person that git did "
