@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from vault.model import CORRECTION_TAGS, Episode
-from vault.redact import find_secrets
+from vault.secret_guard import secrets_in
 from vault.store import BadRequestError, StoredEpisode
 from vault.tags import tag_keys
 
@@ -156,7 +156,7 @@ def select(
         if counts[stored.episode.id] > 1:
             skipped.append((stored.rel, f"id {stored.episode.id} is stated by several files"))
             continue
-        secrets = sorted({f.kind for f in find_secrets(_committed_text(stored.episode))})
+        secrets = sorted({f.kind for f in secrets_in(_committed_text(stored.episode).encode())})
         if secrets:
             # Archiving rewrites and commits the file: the secret would enter git history.
             why = f"holds what looks like a secret ({', '.join(secrets)}): remove it by hand"

@@ -204,3 +204,21 @@ def test_a_profile_edit_refuses_a_hand_written_secret_in_the_profile(vault, scop
     with pytest.raises(SecretInFileError, match=r":2: holds what looks like a password"):
         vault.update_profile(scope, "traits", "add", "likes hiking")
     assert path.read_bytes() == before and git_objects_holding(vault.root, SECRET) == []
+
+
+def test_a_lower_cased_key_in_the_front_matter_is_a_secret_to_every_rule(vault, scope, capsys):
+    # Keys and tags are stored lower-cased, so a person's `key:` line may hold an AWS key in
+    # lower case: archive refuses it, and check names the same line (one rule, blind to case).
+    aws = "akiaiosfodnn7example"
+    path = hand_written(vault, scope, extra=f"key: {aws}\n", body="A plain note.\n")
+    before = path.read_bytes()
+    with pytest.raises(SecretInFileError) as caught:
+        vault.archive(scope, HAND_ID)
+    assert f"{vault.layout.rel(path)}:4: holds what looks like an api key" in str(caught.value)
+    assert path.read_bytes() == before and git_objects_holding(vault.root, aws) == []
+    capsys.readouterr()
+    assert main(["check", "--vault", str(vault.root)]) == 0  # a warning, exit code unchanged
+    assert (
+        f"{vault.layout.rel(path)}:4: warning: this looks like an api key"
+        in capsys.readouterr().out
+    )

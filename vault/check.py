@@ -14,7 +14,7 @@ from vault.links import VaultLinkError, link_problem, read_vault_file
 from vault.model import FormatError, Problem
 from vault.names import ID_FILE, IGNORED_SUFFIXES, decode_name, encode_name, folder_id, is_hashed
 from vault.profiles import parse_profile
-from vault.redact import find_secrets
+from vault.secret_guard import kind_words, secrets_in
 from vault.store import duplicate_problems
 
 
@@ -97,16 +97,15 @@ def check_vault(root: Path) -> CheckReport:
 
 def secret_warnings(rel: str, data: bytes) -> list[Problem]:
     """One warning per secret in a file's text; it names the kind and line, never the value."""
-    text = data.decode("utf-8", errors="replace")
     return [
         Problem(
             rel,
-            text.count("\n", 0, found.start) + 1,
-            f"warning: this looks like a {found.kind.replace('_', ' ')}; MemVault never "
+            found.line,
+            f"warning: this looks like {kind_words(found.kind)}; MemVault never "
             f"rewrites your file: replace it with [redacted:{found.kind}] by hand if it should "
             "not be kept (git history still has it)",
         )
-        for found in find_secrets(text)
+        for found in secrets_in(data)  # the rule operations refuse by (vault.secret_guard)
     ]
 
 
