@@ -11,6 +11,7 @@ from vault import cli_output as out
 from vault.chats import require_chat
 from vault.cli import open_vault, scope_of
 from vault.errors import FOUND_PROBLEMS
+from vault.jsonin import load_json
 from vault.store import BadRequestError
 from vault.transfer import export_scope, import_payload, unreadable_warning
 
@@ -64,7 +65,7 @@ def read_input(name: str) -> str:
 def cmd_import(args: argparse.Namespace) -> int:
     text = read_input(args.file)
     try:
-        payload = json.loads(text)
+        payload = load_json(text, args.file)
     except json.JSONDecodeError as exc:
         raise BadRequestError(f"{args.file} is not JSON (line {exc.lineno}): {exc.msg}") from exc
     try:

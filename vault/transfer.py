@@ -6,7 +6,6 @@ The export is a superset of both LongTermMemory exports (`profiles` like `!memor
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -17,6 +16,7 @@ from vault.keys import ScopeId
 from vault.model import STATUSES, Episode, FormatError, Problem, Profile
 from vault.operations import Vault
 from vault.store import BadRequestError, StoredEpisode, check_episode_id
+from vault.transfer_identity import Present
 from vault.transfer_items import ImportItem, parse_item
 from vault.transfer_profiles import parse_profiles, write_profiles
 from vault.views import episode_export, iso, profile_json
@@ -109,8 +109,9 @@ def import_payload(
     restores what was exported, so items of one file never supersede each other; an active
     keyed item still supersedes this scope's older active memory with the same key. An item
     whose id already exists here with the same text is skipped, so importing a file twice
-    does not duplicate memories; an id this scope already uses for another memory gets a
-    fresh one (`renamed`), and `superseded_by` links inside the file follow it.
+    does not duplicate memories, nor does one of items without ids (vault.transfer_identity
+    states the rule); an id this scope already uses for another memory gets a new one
+    (`renamed`), and `superseded_by` links inside the file follow it.
     """
     items = [
         parse_item(vault, raw, n, source) for n, raw in enumerate(_episodes_of(payload), start=1)
@@ -122,19 +123,19 @@ def import_payload(
     skipped = deleted = 0
     with vault.operation(scope, "import", source=source) as txn:
         before = vault.load_episodes(scope)[0]
-        bodies = {s.episode.id: s.episode.body for s in before}
+        present = Present.of(scope, before)
         chosen: list[tuple[ImportItem, str]] = []
         for item in items:
             if item.deleted:
                 deleted += 1
                 continue
-            if item.old_id and bodies.get(item.old_id) == item.episode.body:
+            if present.holds(item):  # the rule: vault.transfer_identity
                 skipped += 1
                 continue
-            new_id = _target_id(item, bodies)
+            new_id = present.new_id(item, _plain_id(item.old_id) if item.old_id else False)
             if item.old_id and new_id != item.old_id:
                 renamed[item.old_id] = new_id
-            bodies[new_id] = item.episode.body
+            present.add(new_id, item.episode)
             chosen.append((item, new_id))
         incoming = _settled(vault, before, chosen, renamed)
         for episode in incoming:
@@ -149,7 +150,8 @@ def import_payload(
         txn.record("import", "episode", scope.session_key, summary)
     return {
         "imported": len(imported),
-        "skipped": skipped,
+        "skipped": skipped,  # already present here (vault.transfer_identity)
+        "already_present": skipped,
         "deleted": deleted,
         "ids": imported,
         "renamed": renamed,
@@ -157,16 +159,6 @@ def import_payload(
         "profiles": wrote,
         "profiles_skipped": existed,  # a profile file already there is never merged over
     }
-
-
-def _target_id(item: ImportItem, taken: dict[str, str]) -> str:
-    """The id an item is written under: its own when valid and free here, else a fresh one."""
-    if item.old_id and item.old_id not in taken and _plain_id(item.old_id):
-        return item.old_id
-    while True:
-        fresh = f"ep_{item.episode.created_at:%Y%m%d}_{secrets.token_hex(3)}"
-        if fresh not in taken:
-            return fresh
 
 
 def _settled(

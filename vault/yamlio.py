@@ -18,6 +18,7 @@ import yaml
 from ruamel.yaml.nodes import ScalarNode as RuamelScalarNode
 from ruamel.yaml.resolver import VersionedResolver
 
+from vault.input_limits import MAX_YAML_DEPTH, MAX_YAML_NODES
 from vault.model import FormatError, Speaker
 
 try:
@@ -27,8 +28,10 @@ except ImportError:  # PyYAML built without libyaml: same semantics, slower
 
 # Only an unquoted null word means "no value": a quoted "null" is text someone meant.
 NULL_WORDS = frozenset({"", "~", "null", "Null", "NULL"})
-# A block of a few hundred lines builds a few thousand nodes; far more means alias bombs.
-_MAX_NODES = 100_000
+_TOO_DEEP = (
+    f"nests deeper than {MAX_YAML_DEPTH} levels of lists and mappings: write its fields as "
+    "plain `field: value` lines, or remove the file"
+)
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,11 @@ def load_block(text: str, *, first_line: int = 1, what: str = "YAML") -> Block:
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
+    except RecursionError:  # the pure-Python composer recurses per level (libyaml stops at 1000)
+        raise FormatError(f"{what} {_TOO_DEEP}", first_line) from None
     except yaml.MarkedYAMLError as exc:
+        if "maximum nesting depth" in str(exc.problem):  # libyaml's own limit
+            raise FormatError(f"{what} {_TOO_DEEP}", _mark_line(exc, first_line)) from exc
         raise _syntax_error(exc, first_line, what) from exc
     except yaml.YAMLError as exc:
         pos = getattr(exc, "position", None)
@@ -72,8 +79,7 @@ def load_block(text: str, *, first_line: int = 1, what: str = "YAML") -> Block:
         loader.dispose()
     if node is None:  # empty or comments only
         return Block(None, first_line=first_line)
-    counter = [0]
-    data = _build(node, first_line, counter, set())
+    data = _Builder(first_line, what).build(node, 1)
     key_lines: dict[str, int] = {}
     item_lines: dict[str, list[int]] = {}
     if isinstance(node, yaml.MappingNode):
@@ -86,27 +92,54 @@ def load_block(text: str, *, first_line: int = 1, what: str = "YAML") -> Block:
     return Block(data, key_lines, item_lines, first_line)
 
 
-def _build(node: yaml.Node, first_line: int, counter: list[int], active: set[int]) -> Any:
-    counter[0] += 1
-    if counter[0] > _MAX_NODES:
-        raise FormatError("YAML is too large or expands aliases too often: simplify it")
-    if isinstance(node, yaml.ScalarNode):
-        # CParser marks plain scalars with style '' and the pure parser with None.
-        if not node.style and node.value in NULL_WORDS:
-            return None
-        return node.value
-    if id(node) in active:
-        raise FormatError(
-            "YAML alias refers to itself: remove the *alias", node.start_mark.line + first_line
-        )
-    active.add(id(node))
-    try:
-        if isinstance(node, yaml.SequenceNode):
-            return [_build(item, first_line, counter, active) for item in node.value]
+class _Builder:
+    """Plain data of a composed YAML node tree, within MAX_YAML_DEPTH and MAX_YAML_NODES (an
+    alias is expanded where it is used, so a few lines can stand for billions of values)."""
+
+    def __init__(self, first_line: int, what: str) -> None:
+        self.first_line = first_line
+        self.what = what
+        self.count = 0
+        self.seen: set[int] = set()  # nodes built once already: a second time is an alias
+        self.aliased = False
+        self.active: set[int] = set()
+
+    def line(self, node: yaml.Node) -> int:
+        return node.start_mark.line + self.first_line
+
+    def build(self, node: yaml.Node, depth: int) -> Any:
+        self.count += 1
+        self.aliased = self.aliased or id(node) in self.seen
+        self.seen.add(id(node))
+        if self.count > MAX_YAML_NODES:
+            expanded = " once its aliases (*name) are expanded" if self.aliased else ""
+            raise FormatError(
+                f"{self.what} holds more than {MAX_YAML_NODES:,} values{expanded}: "
+                "simplify it (a memory or profile needs a few dozen)",
+                self.line(node),
+            )
+        if isinstance(node, yaml.ScalarNode):
+            # CParser marks plain scalars with style '' and the pure parser with None.
+            if not node.style and node.value in NULL_WORDS:
+                return None
+            return node.value
+        if depth > MAX_YAML_DEPTH:
+            raise FormatError(f"{self.what} {_TOO_DEEP}", self.line(node))
+        if id(node) in self.active:
+            raise FormatError("YAML alias refers to itself: remove the *alias", self.line(node))
+        self.active.add(id(node))
+        try:
+            if isinstance(node, yaml.SequenceNode):
+                return [self.build(item, depth + 1) for item in node.value]
+            return self._mapping(node, depth)
+        finally:
+            self.active.discard(id(node))
+
+    def _mapping(self, node: yaml.Node, depth: int) -> dict[str, Any]:
         result: dict[str, Any] = {}
         seen: dict[str, int] = {}
         for key_node, value_node in node.value:
-            line = key_node.start_mark.line + first_line
+            line = self.line(key_node)
             if not isinstance(key_node, yaml.ScalarNode):
                 raise FormatError("field names must be plain text: fix this key", line)
             key = key_node.value
@@ -116,10 +149,13 @@ def _build(node: yaml.Node, first_line: int, counter: list[int], active: set[int
                     line,
                 )
             seen[key] = line
-            result[key] = _build(value_node, first_line, counter, active)
+            result[key] = self.build(value_node, depth + 1)
         return result
-    finally:
-        active.discard(id(node))
+
+
+def _mark_line(exc: yaml.MarkedYAMLError, first_line: int) -> int:
+    mark = exc.problem_mark or exc.context_mark
+    return first_line + (mark.line if mark is not None else 0)
 
 
 def _syntax_error(exc: yaml.MarkedYAMLError, first_line: int, what: str) -> FormatError:
