@@ -118,8 +118,8 @@ def describe_path(path: Any) -> str:
         path, key = path
         parts.append(f"[{key}]" if isinstance(key, int) else f".{str(key)[:40]}")
     parts.reverse()
-    if len(parts) > 8:
-        parts = [*parts[:4], f"...({len(parts) - 6} levels)...", *parts[-2:]]
+    if len(parts) > 9:
+        parts = [*parts[:5], f"...({len(parts) - 7} levels)...", *parts[-2:]]
     return "$" + "".join(parts)
 
 
