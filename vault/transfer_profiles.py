@@ -77,7 +77,7 @@ def _history(raw: Any, what: str) -> tuple[HistoryEntry, ...]:
     if not isinstance(raw, list) or not all(isinstance(h, dict) for h in raw):
         raise BadRequestError(f"{what}: history must be a list of {{key, value, until}} objects")
     entries = []
-    where = f"{what} history"
+    where = f"{what}: history"
     for h in raw:
         until = _when(h.get("until"), where, "until")
         key, value = _name(h.get("key"), "key", where), _text(h.get("value"), "value", where)
