@@ -211,3 +211,11 @@ def test_an_item_without_id_that_the_chat_already_says_is_present(vault):
     assert (result["imported"], result["already_present"]) == (0, 1)
     dated = [{"content": "Bob likes hiking", "timestamp": "2024-01-01T00:00:00Z"}]
     assert import_payload(vault, CHAT, dated)["imported"] == 1  # a stated, other time
+
+
+def test_two_alike_items_of_one_file_are_both_written_and_found_again(vault):
+    items = [{"content": "Same words", "status": "active"}, {"content": "Same words"}]
+    assert import_payload(vault, CHAT, items)["imported"] == 2  # as before: each is written
+    again = import_payload(vault, CHAT, items)
+    assert (again["imported"], again["already_present"]) == (0, 2)
+    assert len(vault.load_episodes(CHAT)[0]) == 2

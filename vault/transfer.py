@@ -135,7 +135,7 @@ def import_payload(
             new_id = present.new_id(item, _plain_id(item.old_id) if item.old_id else False)
             if item.old_id and new_id != item.old_id:
                 renamed[item.old_id] = new_id
-            present.add(new_id, item.episode)
+            present.claim(new_id)
             chosen.append((item, new_id))
         incoming = _settled(vault, before, chosen, renamed)
         for episode in incoming:

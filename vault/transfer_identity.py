@@ -15,7 +15,8 @@ The rule (README, "Export and import keep everything"):
   speaker and text (and the same created_at, if the item states one): a memory an earlier
   MemVault imported under a random id, or one remembered by hand.
 
-Two identical id-less items of one file are one memory.
+Items are compared with what the chat held before the import, never with each other: a
+file's items are all written (two alike get two ids), and a second import finds each.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ class Present:
 
     scope: ScopeId
     by_id: dict[str, Episode] = field(default_factory=dict)
+    taken: set[str] = field(default_factory=set)  # ids written by this import
     derived: set[str] = field(default_factory=set)
     said: set[tuple[str, str]] = field(default_factory=set)  # (speaker, text)
     dated: set[tuple[str, str, str]] = field(default_factory=set)  # (speaker, when, text)
@@ -78,6 +80,13 @@ class Present:
         who = _speaker(episode)
         self.said.add((who, episode.body))
         self.dated.add((who, format_datetime(episode.created_at), episode.body))
+
+    def claim(self, episode_id: str) -> None:
+        """An id this import writes: taken, but not a memory later items are compared to."""
+        self.taken.add(episode_id)
+
+    def _used(self, episode_id: str) -> bool:
+        return episode_id in self.by_id or episode_id in self.taken
 
     def holds(self, item: ImportItem) -> bool:
         new = item.episode
@@ -99,10 +108,10 @@ class Present:
     def new_id(self, item: ImportItem, valid: bool) -> str:
         """The item's own id when valid and free here, else its derived one (a random one
         only if even that is taken, which takes two items 48 bits alike)."""
-        if item.old_id and valid and item.old_id not in self.by_id:
+        if item.old_id and valid and not self._used(item.old_id):
             return item.old_id
         stamp = f"ep_{item.episode.created_at:%Y%m%d}_"
         chosen = stamp + identity(self.scope, item)
-        while chosen in self.by_id:
+        while self._used(chosen):
             chosen = stamp + secrets.token_hex(3)
         return chosen
