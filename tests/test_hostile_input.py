@@ -135,6 +135,16 @@ def test_check_reports_each_hostile_file_and_reads_the_rest(vault):
     assert {rel: (vault.root / rel).read_bytes() for rel in before} == before  # untouched
 
 
+def test_a_hostile_audit_line_is_a_problem_line_not_a_crash(capsys, vault):
+    vault.remember(CHAT, "Bob likes green tea")
+    log = vault.layout.audit_path(CHAT)
+    good = log.read_text(encoding="utf-8")
+    log.write_text(good + nested(2000) + "\n", encoding="utf-8")
+    code, said = run(capsys, vault, "check")
+    assert code == 1 and "audit.jsonl:2: not an audit entry" in said, said
+    assert "nests deeper than" in said and "internal error" not in said
+
+
 @pytest.fixture(scope="module")
 def embedder():
     from indexer.embeddings import default_embedder
