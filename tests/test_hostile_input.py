@@ -104,10 +104,11 @@ HOSTILE_FILES = {
         "more than 100,000 values once its aliases (*name) are expanded",
     ),
     "tags.md": (
-        "---\nid: ep_t\ntags: [" + ",".join(f"t{i}" for i in range(150_000)) + "]\n---\nT\n",
+        "---\nid: ep_t\ntags: [" + ",".join(f"t{i}" for i in range(110_000)) + "]\n---\nT\n",
         3,
         "more than 100,000 values: simplify it",
     ),
+    "long.md": ("---\nid: ep_w\n---\n" + "word " * 400_000 + "\n", 1, "file is 2.0 MB"),
 }
 DEEP_PROFILE = f"name: Deep\nnotes: {nested(400)}\n"
 

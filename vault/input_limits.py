@@ -18,6 +18,10 @@ MAX_JSON_DEPTH = MAX_YAML_DEPTH + 8
 # Values in one YAML document once its aliases (*name) are expanded: a file of a few
 # hundred lines builds a few thousand; "billion laughs" builds billions.
 MAX_YAML_NODES = 100_000
+# Bytes of one memory file (an episode, a profile, a candidate, a key event). One memory
+# is at most 20,000 characters; a file of megabytes is a document or garbage, and reading,
+# scanning for secrets and indexing it would hold `check` or the watcher for minutes.
+MAX_FILE_BYTES = 1_000_000
 # Digits of one JSON number: no field takes more (importance 1..5, confidence 0..1); Python
 # itself refuses to read an integer of 4,300 digits or more.
 MAX_NUMBER_DIGITS = 40

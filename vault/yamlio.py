@@ -18,7 +18,7 @@ import yaml
 from ruamel.yaml.nodes import ScalarNode as RuamelScalarNode
 from ruamel.yaml.resolver import VersionedResolver
 
-from vault.input_limits import MAX_YAML_DEPTH, MAX_YAML_NODES
+from vault.input_limits import MAX_FILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES
 from vault.model import FormatError, Speaker
 
 try:
@@ -49,7 +49,16 @@ class Block:
 
 
 def decode(data: bytes | str) -> tuple[str, bool]:
-    """Text of a file and whether it started with a UTF-8 BOM (kept when rewriting)."""
+    """Text of a file and whether it started with a UTF-8 BOM (kept when rewriting); a file
+    past MAX_FILE_BYTES is refused before anything reads it further."""
+    if len(data) > MAX_FILE_BYTES:
+        size = len(data.encode("utf-8")) if isinstance(data, str) else len(data)
+        raise FormatError(
+            f"file is {size / 1e6:.1f} MB: a memory file holds at most "
+            f"{MAX_FILE_BYTES / 1e6:.0f} MB (one memory at most 20,000 characters); split it "
+            "into several files, or upload it to a knowledge base, which splits it",
+            1,
+        )
     if isinstance(data, str):
         return (data[1:], True) if data.startswith("\ufeff") else (data, False)
     bom = data.startswith(b"\xef\xbb\xbf")
