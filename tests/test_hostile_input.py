@@ -195,3 +195,12 @@ def test_ordinary_json_still_reads(capsys, vault, tmp_path):
     path.write_text(json.dumps({"episodes": [item]}), encoding="utf-8")
     assert run(capsys, vault, "import", str(path), *SCOPE)[0] == 0
     assert parse_json_reply('```json\n{"a": [1, 2.5, "x"]}\n```') == {"a": [1, 2.5, "x"]}
+
+
+def test_an_import_file_past_the_size_limit_is_refused_unread(capsys, vault, tmp_path, monkeypatch):
+    monkeypatch.setattr("vault.cli_transfer.MAX_IMPORT_BYTES", 1_000)  # 200 MB in earnest
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps([{"content": f"memory {n}"} for n in range(200)]), "utf-8")
+    code, said = run(capsys, vault, "import", str(path), *SCOPE)
+    assert code == 2 and f"{path} is larger than 0.001 MB: split it into parts" in said, said
+    assert vault.load_episodes(CHAT)[0] == []

@@ -22,6 +22,9 @@ MAX_YAML_NODES = 100_000
 # is at most 20,000 characters; a file of megabytes is a document or garbage, and reading,
 # scanning for secrets and indexing it would hold `check` or the watcher for minutes.
 MAX_FILE_BYTES = 1_000_000
+# Bytes of one file `memvault import` reads: an export of 100,000 memories is about 100 MB;
+# past this it would be read whole into memory only to fail there.
+MAX_IMPORT_BYTES = 200_000_000
 # Digits of one JSON number: no field takes more (importance 1..5, confidence 0..1); Python
 # itself refuses to read an integer of 4,300 digits or more.
 MAX_NUMBER_DIGITS = 40
