@@ -5,6 +5,7 @@ consolidation right after does not take it for a memory from 1970."""
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -86,3 +87,22 @@ async def test_an_undated_markdown_upload_is_dated_now_and_not_consolidated_as_o
     reasons = {p.id: p.reasons for p in picked.picks}
     assert set(old) <= set(reasons)  # the run does pick the really old ones
     assert uploaded.id not in reasons, reasons
+
+
+async def test_a_hand_written_undated_file_is_dated_by_its_modification_time(plugin):
+    """FORMAT.md: no created_at means the file's modification time (never 1970 unless the
+    file's time really is): a note written two days ago is two days old, not ancient."""
+    vault, engine = plugin.memory.require()
+    target = scope("group_H")
+    vault.remember(target, "A first memory makes the chat")
+    hand = vault.layout.episodes_dir(target) / "hand.md"
+    hand.write_text("A note a person wrote by hand\n", encoding="utf-8")
+    stamp = (datetime.now(UTC) - timedelta(days=2)).replace(microsecond=0)
+    os.utime(hand, (stamp.timestamp(), stamp.timestamp()))
+    (note,) = (s.episode for s in vault.load_episodes(target)[0] if s.path == hand)
+    assert note.created_at == stamp
+    long_ago = datetime.now(UTC) - timedelta(days=400)
+    old = [vault.remember(target, f"Old {n}", created_at=long_ago).id for n in range(2)]
+    cfg = ConsolidateSettings(duplicates=False)
+    picked = current_selection(vault, engine, target, cfg, datetime.now(UTC))
+    assert set(old) <= set(picked.ids) and note.id not in picked.ids
