@@ -1,7 +1,7 @@
 """Import refuses a value of the wrong JSON type instead of turning it into text, naming the
 item and the field (issue 20, item 8a), and a second import of a file adds nothing, its
 items with no `id` included, even after a person edited what the first one wrote (8b; the
-rule: vault.transfer_identity)."""
+rule: vault.transfer.Present)."""
 
 from __future__ import annotations
 

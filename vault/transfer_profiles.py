@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from vault import transfer_fields as fields
 from vault.model import (
     DEFAULT_PROFILE_LIMITS,
     PROFILE_MAX_NOTES,
@@ -26,7 +25,7 @@ from vault.redact_forms import redact_name
 from vault.redact_write import scrub_all
 from vault.safewrite import create_new
 from vault.store import BadRequestError
-from vault.transfer_items import as_yaml
+from vault.transfer_items import Fail, as_yaml, json_ident, json_text, json_texts
 from vault.yamlio import parse_datetime
 
 if TYPE_CHECKING:
@@ -41,7 +40,7 @@ class ProfileImport:
     profile: Profile  # as the reader reads it back; may be empty (then nothing is written)
 
 
-def _failer(what: str) -> fields.Fail:
+def _failer(what: str) -> Fail:
     def fail(message: str) -> NoReturn:
         raise BadRequestError(f"{what}: {message}")
 
@@ -49,18 +48,18 @@ def _failer(what: str) -> fields.Fail:
 
 
 def _text(value: Any, name: str = "", what: str = "") -> str:
-    given = fields.text(value, name, _failer(what))
+    given = json_text(value, name, _failer(what))
     return redact(given).text if given else ""
 
 
 def _name(value: Any, name: str = "", what: str = "") -> str:
     """A name or a key (vault.redact_forms): redacted blind to case."""
-    given = fields.text(value, name, _failer(what))
+    given = json_text(value, name, _failer(what))
     return redact_name(given).text if given else ""
 
 
 def _when(value: Any, what: str, name: str = "updated_at") -> Any:
-    given = fields.text(value, name, _failer(what))
+    given = json_text(value, name, _failer(what))
     if not given:
         return None
     try:
@@ -105,8 +104,8 @@ def _profile(
     raw: dict[str, Any], what: str, limits: ProfileLimits = DEFAULT_PROFILE_LIMITS
 ) -> Profile:
     fail = _failer(what)
-    traits = fields.texts(raw.get("traits"), "traits", fail)
-    preferences = fields.texts(raw.get("preferences"), "preferences", fail)
+    traits = json_texts(raw.get("traits"), "traits", fail)
+    preferences = json_texts(raw.get("preferences"), "preferences", fail)
     given = Profile(
         name=_name(raw.get("name"), "name", what) or None,
         traits=tuple(scrub_all(traits))[: limits.traits],
@@ -132,7 +131,7 @@ def parse_profiles(vault: Vault, scope: ScopeId, entries: list[Any]) -> list[Pro
         if not isinstance(entry, dict) or not isinstance(entry.get("profile"), dict):
             continue  # not a profile entry (upstream skips those too)
         fail = _failer(f"profile {number}")
-        sender = (fields.ident(entry.get("sender_id"), "sender_id", fail) or "").strip()
+        sender = (json_ident(entry.get("sender_id"), "sender_id", fail) or "").strip()
         if entry.get("type") == "speaker" and not sender:
             continue  # a blank sender is "unknown": nothing to file it under
         speaker = sender if entry.get("type") == "speaker" else None
