@@ -25,6 +25,7 @@ from console.context import ConsoleContext
 from console.errors import ApiError
 from console.requests import Body
 from vault.errors import MemVaultError, kind_of, os_message
+from vault.jsonin import check_data
 from vault.readonly import explain_write_error
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,9 @@ def dispatch(ctx: ConsoleContext, endpoint: object, body: object) -> Any:
         raise ApiError("not_found", f"unknown endpoint {str(endpoint)[:80]!r}: use one of {known}")
     started = time.perf_counter()
     try:
+        # Both hosts come through here: LangBot's page SDK hands a body it parsed itself,
+        # so the limits the standalone server applied while parsing are applied again.
+        check_data(body, "the request body")
         data = ROUTES[endpoint](ctx, Body(body))
     except ApiError:
         raise

@@ -31,6 +31,8 @@ from console.api import dispatch
 from console.context import ConsoleContext
 from console.errors import ApiError
 from console.http_slots import BoundedServer
+from vault.jsonin import load_json
+from vault.store import BadRequestError
 
 log = logging.getLogger(__name__)
 
@@ -262,9 +264,13 @@ def _handler(server: ConsoleServer) -> type[BaseHTTPRequestHandler]:
             raw = limits.read_body(self.rfile, self.length)
             self.body_read = True
             try:
-                payload = json.loads(raw or b"null")
-            except (ValueError, UnicodeDecodeError):
+                # Decoded as json.loads decodes bytes (UTF-8, -16 or -32 by the first bytes).
+                text = raw.decode(json.detect_encoding(raw), "surrogatepass") if raw else "null"
+                payload = load_json(text, "the request body")
+            except (json.JSONDecodeError, UnicodeDecodeError):
                 raise ApiError("bad_request", "the request body is not valid JSON") from None
+            except BadRequestError as exc:  # too deep, a number out of range (vault.jsonin)
+                raise ApiError("bad_request", str(exc)) from None
             self._json(HTTPStatus.OK, {"data": server.call(payload)})
 
     return Handler

@@ -9,7 +9,6 @@ written. It is also how a person judges extraction quality with a real model.
 from __future__ import annotations
 
 import argparse
-import json
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from vault.candidates import (
 from vault.chats import require_chat
 from vault.cli_output import emit, one_line
 from vault.cli_parser import Parents, add_scope
+from vault.jsonin import load_json
 from vault.keys import ScopeId
 from vault.model import Speaker
 from vault.views import candidate_json
@@ -124,7 +124,7 @@ def read_transcript(path: Path) -> list[Turn]:
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
+            item = load_json(line, f"{path}:{number}")
             role, content = item["role"], item["content"]
             if role not in ("user", "assistant") or not isinstance(content, str):
                 raise ValueError

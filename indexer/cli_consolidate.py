@@ -21,6 +21,7 @@ from indexer.llm import LLMError, llm_from_env
 from vault import cli as vault_cli
 from vault.cli_output import emit, one_line
 from vault.cli_parser import Parents, add_scope
+from vault.jsonin import load_json
 
 _DURATION = re.compile(r"^\s*(\d+)\s*([dw]?)\s*$")
 # flag -> ConsolidateSettings field; None = not given (a run takes the preview's own)
@@ -136,7 +137,7 @@ def _load(where: str) -> Preview:
     except OSError as exc:
         raise vault_cli.UsageError(f"cannot read the preview {where}: {exc}") from exc
     try:
-        data = json.loads(raw)
+        data = load_json(raw, where)
     except json.JSONDecodeError as exc:
         raise vault_cli.UsageError(
             f"{where} is not a saved preview (not JSON, line {exc.lineno}): save one with "

@@ -19,6 +19,7 @@ from indexer.engine import Engine
 from indexer.relevance import passes
 from indexer.search import SearchRequest
 from vault.episodes import render_episode
+from vault.jsonin import load_json
 from vault.keys import ScopeId
 from vault.layout import Layout
 from vault.model import Episode, Speaker
@@ -42,7 +43,7 @@ def read_jsonl(path: Path) -> Iterator[dict[str, Any]]:
         for number, line in enumerate(handle, start=1):
             if line.strip():
                 try:
-                    yield json.loads(line)
+                    yield load_json(line, f"{path}:{number}")
                 except json.JSONDecodeError as exc:
                     raise BadRequestError(f"{path}:{number}: not JSON ({exc.msg})") from exc
 

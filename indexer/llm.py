@@ -18,6 +18,9 @@ from typing import Any, Protocol
 import httpx
 
 from vault.errors import Unavailable
+from vault.input_limits import MAX_JSON_DEPTH
+from vault.jsonin import check_data
+from vault.store import BadRequestError
 
 URL_VAR = "MEMVAULT_LLM_URL"
 MODEL_VAR = "MEMVAULT_LLM_MODEL"
@@ -127,14 +130,31 @@ def parse_json_reply(text: str) -> Any:
     """The JSON value in a model's answer: bare, inside a ```json fence, or after some prose.
 
     Models wrap JSON in fences or lead with a sentence; anything else is LLMError so a caller
-    never acts on a half-understood answer.
+    never acts on a half-understood answer. A model's JSON is input like any other: the
+    limits of vault.jsonin apply (nesting, numbers), so a runaway answer is an LLMError too.
     """
     candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
+    try:
+        found, value = _first_value(candidates)
+        if found:
+            check_data(value, "the model's answer")
+            return value
+    except RecursionError:
+        raise LLMError(
+            f"the model's answer nests deeper than {MAX_JSON_DEPTH} levels: try a stronger model"
+        ) from None
+    except BadRequestError as exc:
+        raise LLMError(f"{exc}: try a stronger model") from None
+    preview = text.strip().replace("\n", " ")[:120]
+    raise LLMError(f"the model's answer is not JSON ({preview!r}): try a stronger model")
+
+
+def _first_value(candidates: list[str]) -> tuple[bool, Any]:
     decoder = json.JSONDecoder()
     for chunk in candidates:
         stripped = chunk.strip()
         try:
-            return json.loads(stripped)
+            return True, json.loads(stripped)
         except ValueError:
             pass
         # Leading prose: decode from the first `{` or `[` that starts a complete value.
@@ -143,6 +163,5 @@ def parse_json_reply(text: str) -> Any:
                 value, _end = decoder.raw_decode(stripped, match.start())
             except ValueError:
                 continue
-            return value
-    preview = text.strip().replace("\n", " ")[:120]
-    raise LLMError(f"the model's answer is not JSON ({preview!r}): try a stronger model")
+            return True, value
+    return False, None

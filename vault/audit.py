@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from vault.jsonin import load_json
 from vault.regular import open_regular, read_regular
 
 SUMMARY_MAX = 240
@@ -89,8 +90,8 @@ def read(path: Path) -> tuple[list[AuditEntry], list[tuple[int, str]]]:
         if not raw.strip():
             continue
         try:
-            data = json.loads(raw)
+            data = load_json(raw, "the line")
             entries.append(AuditEntry(**data))
-        except (json.JSONDecodeError, TypeError) as exc:
+        except (ValueError, TypeError) as exc:  # not JSON, past vault.jsonin's limits
             problems.append((number, f"not an audit entry ({exc}): fix or remove this line"))
     return entries, problems

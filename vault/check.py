@@ -9,6 +9,7 @@ from vault import audit
 from vault.candidate_file import parse_candidate
 from vault.episodes import parse_episode
 from vault.event_file import parse_event
+from vault.input_limits import MAX_FILE_BYTES
 from vault.layout import MEMORY_KINDS, NOBOT, PEOPLE_DIR, Layout, is_ignored
 from vault.links import VaultLinkError, link_problem, read_vault_file
 from vault.model import FormatError, Problem
@@ -97,6 +98,8 @@ def check_vault(root: Path) -> CheckReport:
 
 def secret_warnings(rel: str, data: bytes) -> list[Problem]:
     """One warning per secret in a file's text; it names the kind and line, never the value."""
+    if len(data) > MAX_FILE_BYTES:
+        return []  # refused as too large (vault.yamlio.decode): its text is never read
     return [
         Problem(
             rel,

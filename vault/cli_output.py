@@ -129,9 +129,9 @@ def init_text(data: dict[str, Any]) -> str:
 
 
 def import_text(data: dict[str, Any]) -> str:
-    text = f"imported {data['imported']} episode(s), skipped {data['skipped']}"
+    text = f"imported {data['imported']} episode(s), {data['skipped']} already present"
     if data.get("deleted"):
-        text += f" and {data['deleted']} deleted upstream"
+        text += f", skipped {data['deleted']} deleted upstream"
     if data.get("renamed"):  # their id is used here by another memory
         text += "; new ids: " + ", ".join(f"{a} -> {b}" for a, b in data["renamed"].items())
     if data.get("profiles"):

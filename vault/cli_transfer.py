@@ -11,6 +11,8 @@ from vault import cli_output as out
 from vault.chats import require_chat
 from vault.cli import open_vault, scope_of
 from vault.errors import FOUND_PROBLEMS
+from vault.input_limits import MAX_IMPORT_BYTES
+from vault.jsonin import load_json
 from vault.store import BadRequestError
 from vault.transfer import export_scope, import_payload, unreadable_warning
 
@@ -43,7 +45,11 @@ def read_input(name: str) -> str:
     """The text of a file the person named (or standard input for -), as UTF-8; a missing,
     binary or unreadable file is an error naming it and what to give instead."""
     try:
-        raw = sys.stdin.buffer.read() if name == "-" else Path(name).read_bytes()
+        if name == "-":
+            raw = sys.stdin.buffer.read(MAX_IMPORT_BYTES + 1)
+        else:
+            with Path(name).open("rb") as handle:
+                raw = handle.read(MAX_IMPORT_BYTES + 1)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError) as exc:
         what = "is a folder" if isinstance(exc, IsADirectoryError) else "does not exist"
         raise BadRequestError(
@@ -52,6 +58,11 @@ def read_input(name: str) -> str:
         ) from None
     except OSError as exc:  # permissions, I/O: not bad input, but still said with the name
         raise OSError(exc.errno, f"cannot read {name}: {exc.strerror}") from None
+    if len(raw) > MAX_IMPORT_BYTES:
+        raise BadRequestError(
+            f"{name} is larger than {MAX_IMPORT_BYTES / 1e6:g} MB: split it into parts "
+            "(an export per chat, or its episodes in several files) and import each"
+        )
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -64,7 +75,7 @@ def read_input(name: str) -> str:
 def cmd_import(args: argparse.Namespace) -> int:
     text = read_input(args.file)
     try:
-        payload = json.loads(text)
+        payload = load_json(text, args.file)
     except json.JSONDecodeError as exc:
         raise BadRequestError(f"{args.file} is not JSON (line {exc.lineno}): {exc.msg}") from exc
     try:

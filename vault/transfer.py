@@ -6,8 +6,10 @@ The export is a superset of both LongTermMemory exports (`profiles` like `!memor
 
 from __future__ import annotations
 
+import hashlib
+import re
 import secrets
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,6 +22,7 @@ from vault.store import BadRequestError, StoredEpisode, check_episode_id
 from vault.transfer_items import ImportItem, parse_item
 from vault.transfer_profiles import parse_profiles, write_profiles
 from vault.views import episode_export, iso, profile_json
+from vault.yamlio import format_datetime
 
 EXPORT_VERSION = 1
 
@@ -109,8 +112,9 @@ def import_payload(
     restores what was exported, so items of one file never supersede each other; an active
     keyed item still supersedes this scope's older active memory with the same key. An item
     whose id already exists here with the same text is skipped, so importing a file twice
-    does not duplicate memories; an id this scope already uses for another memory gets a
-    fresh one (`renamed`), and `superseded_by` links inside the file follow it.
+    does not duplicate memories, nor does one of items without ids (the rule: `Present`,
+    below); an id this scope already uses for another memory gets a new one
+    (`renamed`), and `superseded_by` links inside the file follow it.
     """
     items = [
         parse_item(vault, raw, n, source) for n, raw in enumerate(_episodes_of(payload), start=1)
@@ -122,19 +126,19 @@ def import_payload(
     skipped = deleted = 0
     with vault.operation(scope, "import", source=source) as txn:
         before = vault.load_episodes(scope)[0]
-        bodies = {s.episode.id: s.episode.body for s in before}
+        present = Present.of(scope, before)
         chosen: list[tuple[ImportItem, str]] = []
         for item in items:
             if item.deleted:
                 deleted += 1
                 continue
-            if item.old_id and bodies.get(item.old_id) == item.episode.body:
+            if present.holds(item):  # the rule: Present, below
                 skipped += 1
                 continue
-            new_id = _target_id(item, bodies)
+            new_id = present.new_id(item, _plain_id(item.old_id) if item.old_id else False)
             if item.old_id and new_id != item.old_id:
                 renamed[item.old_id] = new_id
-            bodies[new_id] = item.episode.body
+            present.claim(new_id)
             chosen.append((item, new_id))
         incoming = _settled(vault, before, chosen, renamed)
         for episode in incoming:
@@ -149,7 +153,8 @@ def import_payload(
         txn.record("import", "episode", scope.session_key, summary)
     return {
         "imported": len(imported),
-        "skipped": skipped,
+        "skipped": skipped,  # already present here (Present)
+        "already_present": skipped,
         "deleted": deleted,
         "ids": imported,
         "renamed": renamed,
@@ -157,16 +162,6 @@ def import_payload(
         "profiles": wrote,
         "profiles_skipped": existed,  # a profile file already there is never merged over
     }
-
-
-def _target_id(item: ImportItem, taken: dict[str, str]) -> str:
-    """The id an item is written under: its own when valid and free here, else a fresh one."""
-    if item.old_id and item.old_id not in taken and _plain_id(item.old_id):
-        return item.old_id
-    while True:
-        fresh = f"ep_{item.episode.created_at:%Y%m%d}_{secrets.token_hex(3)}"
-        if fresh not in taken:
-            return fresh
 
 
 def _settled(
@@ -206,3 +201,106 @@ def _plain_id(value: str) -> bool:
     except BadRequestError:
         return False
     return True
+
+
+# --------------------------------------------------------------------------- identity
+# Which imported items a chat holds already, so a second import of a file adds nothing.
+#
+# The rule (README, "Export and import keep everything"):
+#
+# - An item with an `id` is already present when this chat has a memory with that id and
+#   either the same text or the same speaker and created_at (the text was edited since: a
+#   person's edit is never overwritten, and never duplicated either).
+# - Every item also has an identity: a hash of the chat, its `id` (if any), its speaker id,
+#   its created_at as the item states it (none if it states none) and its text as stored
+#   (redacted). An item that cannot keep its own id (it has none, or this chat uses it for
+#   another memory) is written under an id made of that hash, `ep_YYYYMMDD_` + 12 hex
+#   digits, so the next import of the same item finds that id, even after a person edited
+#   the memory's text or status. The id is the record: no other file remembers imports.
+# - An item without an `id` is also already present when a memory of this chat has the same
+#   speaker and text (and the same created_at, if the item states one): a memory an earlier
+#   MemVault imported under a random id, or one remembered by hand.
+#
+# Items are compared with what the chat held before the import, never with each other: a
+# file's items are all written (two alike get two ids), and a second import finds each.
+
+_DERIVED = re.compile(r"ep_\d{8}_([0-9a-f]{12})")
+
+
+def identity(scope: ScopeId, item: ImportItem) -> str:
+    """12 hex digits of the item's identity (48 bits: no two of a chat's items meet)."""
+    episode = item.episode
+    parts = (
+        scope.index_key,
+        item.old_id,
+        episode.speaker.id if episode.speaker else "",
+        format_datetime(episode.created_at) if item.dated else "",
+        episode.body,
+    )
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:12]
+
+
+def _speaker(episode: Episode) -> str:
+    return episode.speaker.id if episode.speaker else ""
+
+
+@dataclass
+class Present:
+    """What the target chat holds, grown by each item the import writes."""
+
+    scope: ScopeId
+    by_id: dict[str, Episode] = field(default_factory=dict)
+    taken: set[str] = field(default_factory=set)  # ids written by this import
+    derived: set[str] = field(default_factory=set)
+    said: set[tuple[str, str]] = field(default_factory=set)  # (speaker, text)
+    dated: set[tuple[str, str, str]] = field(default_factory=set)  # (speaker, when, text)
+
+    @classmethod
+    def of(cls, scope: ScopeId, stored: list[StoredEpisode]) -> Present:
+        present = cls(scope)
+        for s in stored:
+            present.add(s.episode.id, s.episode)
+        return present
+
+    def add(self, episode_id: str, episode: Episode) -> None:
+        self.by_id[episode_id] = episode
+        if match := _DERIVED.fullmatch(episode_id):
+            self.derived.add(match.group(1))
+        who = _speaker(episode)
+        self.said.add((who, episode.body))
+        self.dated.add((who, format_datetime(episode.created_at), episode.body))
+
+    def claim(self, episode_id: str) -> None:
+        """An id this import writes: taken, but not a memory later items are compared to."""
+        self.taken.add(episode_id)
+
+    def _used(self, episode_id: str) -> bool:
+        return episode_id in self.by_id or episode_id in self.taken
+
+    def holds(self, item: ImportItem) -> bool:
+        new = item.episode
+        old = self.by_id.get(item.old_id) if item.old_id else None
+        if old is not None and (
+            old.body == new.body
+            or (old.created_at == new.created_at and _speaker(old) == _speaker(new))
+        ):
+            return True
+        if identity(self.scope, item) in self.derived:
+            return True
+        if item.old_id:
+            return False
+        who = _speaker(new)
+        if item.dated:
+            return (who, format_datetime(new.created_at), new.body) in self.dated
+        return (who, new.body) in self.said
+
+    def new_id(self, item: ImportItem, valid: bool) -> str:
+        """The item's own id when valid and free here, else its derived one (a random one
+        only if even that is taken, which takes two items 48 bits alike)."""
+        if item.old_id and valid and not self._used(item.old_id):
+            return item.old_id
+        stamp = f"ep_{item.episode.created_at:%Y%m%d}_"
+        chosen = stamp + identity(self.scope, item)
+        while self._used(chosen):
+            chosen = stamp + secrets.token_hex(3)
+        return chosen

@@ -9,7 +9,7 @@ hold a person's comments); it is counted as skipped.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from vault.model import (
     DEFAULT_PROFILE_LIMITS,
@@ -25,7 +25,7 @@ from vault.redact_forms import redact_name
 from vault.redact_write import scrub_all
 from vault.safewrite import create_new
 from vault.store import BadRequestError
-from vault.transfer_items import as_yaml
+from vault.transfer_items import Fail, as_yaml, json_ident, json_text, json_texts
 from vault.yamlio import parse_datetime
 
 if TYPE_CHECKING:
@@ -40,20 +40,30 @@ class ProfileImport:
     profile: Profile  # as the reader reads it back; may be empty (then nothing is written)
 
 
-def _text(value: Any) -> str:
-    return redact(str(value)).text if value not in (None, "") else ""
+def _failer(what: str) -> Fail:
+    def fail(message: str) -> NoReturn:
+        raise BadRequestError(f"{what}: {message}")
+
+    return fail
 
 
-def _name(value: Any) -> str:
+def _text(value: Any, name: str = "", what: str = "") -> str:
+    given = json_text(value, name, _failer(what))
+    return redact(given).text if given else ""
+
+
+def _name(value: Any, name: str = "", what: str = "") -> str:
     """A name or a key (vault.redact_forms): redacted blind to case."""
-    return redact_name(str(value)).text if value not in (None, "") else ""
+    given = json_text(value, name, _failer(what))
+    return redact_name(given).text if given else ""
 
 
-def _when(value: Any, what: str) -> Any:
-    if value in (None, ""):
+def _when(value: Any, what: str, name: str = "updated_at") -> Any:
+    given = json_text(value, name, _failer(what))
+    if not given:
         return None
     try:
-        return parse_datetime(str(value))
+        return parse_datetime(given)
     except ValueError:
         raise BadRequestError(
             f"{what}: invalid date {str(value)[:40]!r}; use ISO-8601 such as 2026-03-14T00:00:00Z"
@@ -66,13 +76,13 @@ def _history(raw: Any, what: str) -> tuple[HistoryEntry, ...]:
     if not isinstance(raw, list) or not all(isinstance(h, dict) for h in raw):
         raise BadRequestError(f"{what}: history must be a list of {{key, value, until}} objects")
     entries = []
+    where = f"{what}: history"
     for h in raw:
-        until = _when(h.get("until"), f"{what} history")
-        if not _text(h.get("key")) or not _text(h.get("value")) or until is None:
+        until = _when(h.get("until"), where, "until")
+        key, value = _name(h.get("key"), "key", where), _text(h.get("value"), "value", where)
+        if not key or not value or until is None:
             raise BadRequestError(f"{what}: each history entry needs key, value and until")
-        entries.append(
-            HistoryEntry(_name(h["key"]), _text(h["value"]), until, _text(h.get("reason")))
-        )
+        entries.append(HistoryEntry(key, value, until, _text(h.get("reason"), "reason", where)))
     return tuple(entries)
 
 
@@ -84,19 +94,23 @@ def _extra(raw: Any, what: str) -> tuple[tuple[str, Any], ...]:
     clash = [k for k in raw if k in PROFILE_FIELDS or not str(k).strip()]
     if clash:
         raise BadRequestError(f"{what}: extra field {clash[0]!r} is a known (or blank) field name")
-    return tuple((_name(k), as_yaml(v)) for k, v in raw.items())
+    try:
+        return tuple((_name(k), as_yaml(v)) for k, v in raw.items())
+    except FormatError as exc:  # e.g. nested deeper than a profile file may be
+        raise BadRequestError(f"{what}: extra: {exc.message}") from None
 
 
 def _profile(
     raw: dict[str, Any], what: str, limits: ProfileLimits = DEFAULT_PROFILE_LIMITS
 ) -> Profile:
+    fail = _failer(what)
+    traits = json_texts(raw.get("traits"), "traits", fail)
+    preferences = json_texts(raw.get("preferences"), "preferences", fail)
     given = Profile(
-        name=_name(raw.get("name")) or None,
-        traits=tuple(scrub_all([str(t) for t in raw.get("traits") or ()]))[: limits.traits],
-        preferences=tuple(scrub_all([str(p) for p in raw.get("preferences") or ()]))[
-            : limits.preferences
-        ],
-        notes=_text(raw.get("notes"))[:PROFILE_MAX_NOTES] or None,
+        name=_name(raw.get("name"), "name", what) or None,
+        traits=tuple(scrub_all(traits))[: limits.traits],
+        preferences=tuple(scrub_all(preferences))[: limits.preferences],
+        notes=_text(raw.get("notes"), "notes", what)[:PROFILE_MAX_NOTES] or None,
         updated_at=_when(raw.get("updated_at"), what),
         history=_history(raw.get("history"), what),
         extra=_extra(raw.get("extra"), what),
@@ -116,7 +130,8 @@ def parse_profiles(vault: Vault, scope: ScopeId, entries: list[Any]) -> list[Pro
     for number, entry in enumerate(entries, start=1):
         if not isinstance(entry, dict) or not isinstance(entry.get("profile"), dict):
             continue  # not a profile entry (upstream skips those too)
-        sender = str(entry.get("sender_id") or "").strip()  # as the parser reads ids back
+        fail = _failer(f"profile {number}")
+        sender = (json_ident(entry.get("sender_id"), "sender_id", fail) or "").strip()
         if entry.get("type") == "speaker" and not sender:
             continue  # a blank sender is "unknown": nothing to file it under
         speaker = sender if entry.get("type") == "speaker" else None

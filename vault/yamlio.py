@@ -1,4 +1,5 @@
-"""YAML reading and writing shared by the episode and profile formats (DESIGN.md 4-5).
+"""YAML coercion and writing shared by the episode and profile formats (DESIGN.md 4-5);
+reading is vault.yamlread's.
 
 Reading never lets YAML guess types: people write `no`, `012345`, `1.10` and dates meaning
 text, so every scalar arrives as a string and only the fields a schema knows are coerced.
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,132 +20,8 @@ from ruamel.yaml.resolver import VersionedResolver
 
 from vault.model import FormatError, Speaker
 
-try:
-    from yaml import CBaseLoader as _Loader
-except ImportError:  # PyYAML built without libyaml: same semantics, slower
-    from yaml import BaseLoader as _Loader  # type: ignore[assignment]
-
-# Only an unquoted null word means "no value": a quoted "null" is text someone meant.
-NULL_WORDS = frozenset({"", "~", "null", "Null", "NULL"})
-# A block of a few hundred lines builds a few thousand nodes; far more means alias bombs.
-_MAX_NODES = 100_000
-
-
-@dataclass(frozen=True)
-class Block:
-    """A parsed YAML document plus where its top-level keys sit, for error lines."""
-
-    data: Any
-    key_lines: dict[str, int] = field(default_factory=dict)
-    # 1-based line of each item of a top-level block sequence, keyed by the field name.
-    item_lines: dict[str, list[int]] = field(default_factory=dict)
-    first_line: int = 1
-
-
-# --------------------------------------------------------------------------- reading
-
-
-def decode(data: bytes | str) -> tuple[str, bool]:
-    """Text of a file and whether it started with a UTF-8 BOM (kept when rewriting)."""
-    if isinstance(data, str):
-        return (data[1:], True) if data.startswith("\ufeff") else (data, False)
-    bom = data.startswith(b"\xef\xbb\xbf")
-    try:
-        return data.decode("utf-8-sig"), bom
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise FormatError("file is not UTF-8 text: re-save it with UTF-8 encoding", line) from exc
-
-
-def load_block(text: str, *, first_line: int = 1, what: str = "YAML") -> Block:
-    """Parse one YAML document; `first_line` is the file line the text starts on."""
-    loader = _Loader(text)
-    try:
-        node = loader.get_single_node()
-    except yaml.MarkedYAMLError as exc:
-        raise _syntax_error(exc, first_line, what) from exc
-    except yaml.YAMLError as exc:
-        pos = getattr(exc, "position", None)
-        line = first_line + (text[:pos].count("\n") if isinstance(pos, int) else 0)
-        raise FormatError(f"{what} is not valid YAML ({exc}): fix that line", line) from exc
-    finally:
-        loader.dispose()
-    if node is None:  # empty or comments only
-        return Block(None, first_line=first_line)
-    counter = [0]
-    data = _build(node, first_line, counter, set())
-    key_lines: dict[str, int] = {}
-    item_lines: dict[str, list[int]] = {}
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            key_lines[key_node.value] = key_node.start_mark.line + first_line
-            if isinstance(value_node, yaml.SequenceNode):
-                item_lines[key_node.value] = [
-                    item.start_mark.line + first_line for item in value_node.value
-                ]
-    return Block(data, key_lines, item_lines, first_line)
-
-
-def _build(node: yaml.Node, first_line: int, counter: list[int], active: set[int]) -> Any:
-    counter[0] += 1
-    if counter[0] > _MAX_NODES:
-        raise FormatError("YAML is too large or expands aliases too often: simplify it")
-    if isinstance(node, yaml.ScalarNode):
-        # CParser marks plain scalars with style '' and the pure parser with None.
-        if not node.style and node.value in NULL_WORDS:
-            return None
-        return node.value
-    if id(node) in active:
-        raise FormatError(
-            "YAML alias refers to itself: remove the *alias", node.start_mark.line + first_line
-        )
-    active.add(id(node))
-    try:
-        if isinstance(node, yaml.SequenceNode):
-            return [_build(item, first_line, counter, active) for item in node.value]
-        result: dict[str, Any] = {}
-        seen: dict[str, int] = {}
-        for key_node, value_node in node.value:
-            line = key_node.start_mark.line + first_line
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise FormatError("field names must be plain text: fix this key", line)
-            key = key_node.value
-            if key in seen:
-                raise FormatError(
-                    f"{key} appears twice (first on line {seen[key]}): keep only one {key} line",
-                    line,
-                )
-            seen[key] = line
-            result[key] = _build(value_node, first_line, counter, active)
-        return result
-    finally:
-        active.discard(id(node))
-
-
-def _syntax_error(exc: yaml.MarkedYAMLError, first_line: int, what: str) -> FormatError:
-    problem = exc.problem or str(exc)
-    context = exc.context or ""
-    unclosed = "end of stream" in problem or "did not find expected ','" in problem
-    # An unclosed quote or bracket is noticed lines later; point at where it was opened.
-    mark = exc.context_mark if unclosed and exc.context_mark is not None else exc.problem_mark
-    line = first_line + (mark.line if mark is not None else 0)
-    if "tab" in problem:
-        hint = "indent with spaces, not tabs"
-    elif unclosed and "quoted" in context:
-        hint = "close the quote that starts on that line"
-    elif unclosed and "flow" in context:
-        hint = "close the [ or { that starts on that line, or quote the text"
-    elif "mapping values" in problem or "expected ':'" in problem or "simple key" in problem:
-        hint = (
-            'write "field: value" with top-level fields starting in the first column, and '
-            'put quotes around text that contains ": " or " #"'
-        )
-    elif "another document" in problem:
-        hint = "remove the extra --- line: one YAML document per file"
-    else:
-        hint = "check quotes, colons and indentation on that line"
-    return FormatError(f"{what} is not valid YAML ({problem}): {hint}", line)
-
+# The reading half lives in vault.yamlread; its names stay importable from here.
+from vault.yamlread import NULL_WORDS, Block, decode, load_block  # noqa: F401
 
 # --------------------------------------------------------------------------- coercion
 

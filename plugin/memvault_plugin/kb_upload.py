@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from vault.episodes import parse_episode
+from vault.jsonin import load_json
 from vault.keys import ScopeId
 from vault.model import FormatError
 from vault.operations import Vault
@@ -104,7 +105,10 @@ def import_text(
     episodes = []
     if stripped.startswith("---"):
         try:
-            ep = parse_episode(stripped, rel_path=filename, mtime=0.0)
+            # An upload has no file time of its own: a front matter without created_at
+            # means "now", as a hand-written file is dated by its modification time
+            # (docs/FORMAT.md), never 1970, which consolidation would take as ancient.
+            ep = parse_episode(stripped, rel_path=filename, mtime=vault.clock().timestamp())
         except FormatError:
             ep = None
         if ep is not None:
@@ -179,8 +183,8 @@ def ingest_document(
     payload: Any = None
     if is_json(filename, mime_type, text):
         try:
-            payload = json.loads(text)
-        except ValueError as exc:
+            payload = load_json(text, filename)
+        except json.JSONDecodeError as exc:
             raise BadRequestError(f"Invalid JSON format: {exc}") from exc
         if isinstance(payload, dict) and "episodes" not in payload and "content" in payload:
             payload = [payload]  # one episode object, as upstream accepts

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from vault.jsonin import load_json
 from vault.keys import ScopeId
 from vault.layout import STATE_DIR
 from vault.names import UnsafeNameError, encode_name
@@ -117,7 +118,7 @@ class DocumentMap:
 
     def _read(self) -> dict[str, Any]:
         try:
-            data = json.loads(self.path.read_text("utf-8"))
+            data = load_json(self.path.read_text("utf-8"), str(self.path))
         except FileNotFoundError:
             return {"documents": {}}
         except (OSError, ValueError) as exc:

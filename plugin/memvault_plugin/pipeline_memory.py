@@ -16,13 +16,14 @@ plugin process (kb_cache.py: a KB created or deleted is seen by the next turn).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from langbot_plugin.api.proxies.query_based_api import QueryBasedAPIProxy
+
+from vault.jsonin import load_json
 
 from .kb_cache import KbCache, list_key
 from .knowledge_store import KB_CONFIGS_KEY
@@ -38,7 +39,7 @@ async def memory_kb_configs(plugin: Any) -> dict[str, dict[str, Any]]:
         log.debug("memvault=kb_configs_unavailable error=%r", str(exc))
         return {}
     try:
-        data = json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
+        data = load_json(raw.decode("utf-8") if isinstance(raw, bytes) else raw, KB_CONFIGS_KEY)
     except (ValueError, UnicodeDecodeError) as exc:
         log.warning("memvault=kb_configs_corrupt key=%s error=%r", KB_CONFIGS_KEY, str(exc))
         return {}

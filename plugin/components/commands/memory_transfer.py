@@ -15,6 +15,7 @@ from typing import Any
 
 from vault import audit
 from vault.gitlog import file_history
+from vault.jsonin import load_json
 from vault.model import STATUSES
 from vault.transfer import export_scope, import_payload
 
@@ -136,7 +137,7 @@ def import_l2(call: Call) -> str:
     # LangBot splits the message on whitespace: join the pieces back (runs of spaces inside
     # JSON strings come back as one space, exactly as upstream's import sees them).
     try:
-        payload = json.loads(" ".join(call.params[1:]))
+        payload = load_json(" ".join(call.params[1:]), "the JSON")
     except json.JSONDecodeError as exc:
         raise Reply(f"Invalid JSON: {exc}", "bad_request") from None
     # Any of our exports: `!memory export` (profiles only), `export l2` (episodes only),
