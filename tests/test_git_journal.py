@@ -246,3 +246,16 @@ def test_a_long_journal_makes_up_one_readable_commit(root: Path):
     tracked = git(root, "ls-files").splitlines()
     assert sum(1 for p in tracked if "/ep_20261101_0000" in p) == 50
     assert git(root, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+def test_a_journal_line_nested_thousands_deep_is_a_damaged_line_not_a_crash(root: Path):
+    # RecursionError is no ValueError: such a line used to stop every later write.
+    state = root / STATE_DIR
+    with (state / gitstate.PENDING_NAME).open("a", encoding="utf-8") as out:
+        out.write("[" * 5000 + "]" * 5000 + "\n")
+    (state / gitstate.FAILURE_NAME).write_text("{" * 3000 + "\n", encoding="utf-8")
+
+    Vault(root).remember(CHAT, "the next memory")
+
+    assert "remember" in git(root, "log", "-1", "--format=%B")
+    assert "the next memory" in git(root, "show", "HEAD", "--format=")

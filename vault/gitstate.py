@@ -21,6 +21,7 @@ from pathlib import Path
 
 from vault.audit import utc_stamp
 from vault.findings import Check
+from vault.jsonin import load_json
 from vault.procs import Owner
 from vault.regular import BINARY
 from vault.safewrite import atomic_write
@@ -123,7 +124,9 @@ def read_pending(state_dir: Path) -> list[PendingOp]:
 
 def _parse_op(raw: str) -> PendingOp | None:
     try:
-        data = json.loads(raw)
+        # jsonin: a line nested thousands deep is a damaged line, not a RecursionError
+        # that would stop every later write.
+        data = load_json(raw, "a journal line")
         message = data["message"]
         op = str(data.get("op", ""))
         owner = data.get("owner")
@@ -181,7 +184,8 @@ def record_failure(state_dir: Path, reason: str, paths: list[str]) -> Failure:
 
 def read_failure(state_dir: Path) -> Failure | None:
     try:
-        data = json.loads((state_dir / FAILURE_NAME).read_text(encoding="utf-8"))
+        text = (state_dir / FAILURE_NAME).read_text(encoding="utf-8")
+        data = load_json(text, FAILURE_NAME)
         return Failure(
             str(data["reason"]), str(data["since"]), str(data["last"]), tuple(data["paths"])
         )
