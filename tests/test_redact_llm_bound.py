@@ -78,8 +78,16 @@ def test_consolidation_sends_the_model_no_secret_of_a_hand_written_file(vault, e
     hand_written_profile(vault)
     fake_llm.script(answer())
     made = preview(fake_llm.llm(), vault, engine, CHAT, ConsolidateSettings(), now=NOW + DAY)
-    assert hand in [pick.id for pick in made.archive] and len(fake_llm.requests) == 1
+    # The secret-bearing file itself is left out (archiving it would commit it again:
+    # vault.secret_guard), so its text never reaches the model; the rest is consolidated
+    # and the hand-written profile sent with it is redacted.
+    assert hand not in [pick.id for pick in made.archive] and len(made.archive) >= 2
+    (why,) = [why for rel, why in made.skipped if rel.endswith(f"{hand}.md")]
+    assert "holds what looks like a secret" in why
+    assert len(fake_llm.requests) == 1
     assert everywhere(SECRETS, requests=fake_llm.requests) == {}
+    sent = str(fake_llm.requests[0]["messages"])
+    assert "[redacted:api_key]" in sent and "[redacted:national_id]" in sent  # the profile
 
 
 def test_the_index_holds_no_secret_of_a_hand_written_file(vault, engine):
