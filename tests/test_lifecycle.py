@@ -146,3 +146,22 @@ def test_remember_dated_before_the_current_memory_of_its_key_says_it_is_supersed
     new_id, line = capsys.readouterr().out.splitlines()
     assert line.startswith(f"saved as superseded: the newer memory {ahead.id} has key city")
     assert state(vault) == {new_id: ("superseded", ahead.id), ahead.id: ("active", None)}
+
+
+def test_only_a_keyed_memory_reads_the_chat_to_plan_its_arrival(vault, monkeypatch):
+    # A memory without a key supersedes nothing, so its write must not parse every file of
+    # the chat (that made n writes cost n^2 reads: 400 remembers 8 s -> 22 s).
+    for i in range(5):
+        vault.remember(CHAT, f"memory {i}")
+    reads: list[str] = []
+    real = Vault.load_episodes
+
+    def counting(self, scope, *args, **kwargs):
+        reads.append(str(scope))
+        return real(self, scope, *args, **kwargs)
+
+    monkeypatch.setattr(Vault, "load_episodes", counting)
+    vault.remember(CHAT, "one more, with no key")
+    assert reads == []
+    vault.remember(CHAT, "Eve lives in Munich", key="city")
+    assert reads  # a keyed one does read the chat: it may supersede

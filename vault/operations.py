@@ -141,8 +141,11 @@ class Vault(VaultReader):
     ) -> Episode:
         """Write a new episode file inside `txn`; a `key` supersedes older active episodes
         (vault.lifecycle.arrivals: a newer active one of its key supersedes it instead)."""
-        chat = self.load_episodes(txn.scope)[0]
         arriving = replace(episode, id=episode_id or episode.id or NEW)
+        # Only an active memory with a key can supersede or be superseded (lifecycle.arrivals):
+        # reading the whole chat for every other write made n writes cost n^2 file reads.
+        keyed = bool(arriving.key) and arriving.status == lifecycle.ACTIVE
+        chat = self.load_episodes(txn.scope)[0] if keyed else []
         plan = lifecycle.arrivals([s.episode for s in chat], [arriving])
         olds = {s.episode.id: s for s in chat}
         others = [c for c in plan if c.id != arriving.id and c.id in olds]
