@@ -271,7 +271,8 @@ class Engine:
 
     def calibrated(self) -> Calibrated:
         """Term statistics and the active model's cosine scale for indexer.relevance."""
-        return Calibrated(self.text.term_stats, VectorScale.of(calibrate(self.embedder)))
+        scale = VectorScale.of(calibrate(self.embedder))
+        return Calibrated(self.text.term_stats, scale, self.text.present)
 
     def lookup(self, chunk_ids: Iterable[int]) -> dict[int, ChunkDoc]:
         """Docs of many chunks in one batched read; removed ones are left out."""

@@ -12,6 +12,13 @@ Two formulas, both measured on ../shared/bench (see bench/retrieval):
   a list that reached it: a list that matched nothing meaningful (a clueless text list when
   the words of question and memory differ) cannot outweigh the one that did match,
   however far its top z-score stands out.
+- `zconf4` (zconf-4): zconf, where a list's say is scaled by its EVIDENCE (indexer.evidence):
+  the share of a full match its best hits hold in content terms. A text list that matched
+  only names, numbers or, across scripts, anything at all (an English question against
+  Chinese memories) has no say, so the ranking follows the vector list; a text list with
+  content matches keeps its full say. Measured on ../shared/bench (bench/retrieval/replay):
+  English-on-Chinese hybrid hit@5 58.1 -> 79.4 (= vector alone), Chinese-on-English 46.7 ->
+  77.0, same-language sets unchanged by this step.
 And one step before fusion:
 - `conversation_context`: a text hit also gains a share of the best text score of another
   speaker's memory written close in time (the turn it answers or that answers it), so a
@@ -31,6 +38,10 @@ from indexer.records import Hit
 RRF_VERSION = "rrf-1"
 ZCONF_VERSION = "zconf-2"
 ZCONF3_VERSION = "zconf-3"
+ZCONF4_VERSION = "zconf-4"
+# zconf-4: a list whose best hits hold this content share keeps its full say (0.2-0.8 gave
+# the same hit@5 on every public set; the middle is kept for paraphrases).
+FULL_EVIDENCE = 0.5
 CONTEXT_VERSION = "ctx-1"
 # Measured on ../shared/bench (bench/retrieval/tune5.py, text top 200, same settings for
 # every dataset): gain 0.3 lifted LoCoMo hybrid hit@5 60.0 -> 63.0 and recall@10 62.6 ->
@@ -157,6 +168,26 @@ def zconf3(
         if q < floor and value > 0:
             scaled[source] = weights.get(source, 1.0) * min(1.0, cap * trust(q, floor) / value)
     return zconf(lists, scaled)
+
+
+def evidence_trust(evidence: float, full: float = FULL_EVIDENCE) -> float:
+    """zconf-4's share of a list's say: its evidence over `full`, within [0, 1]."""
+    if full <= 0:
+        return 1.0
+    return min(1.0, max(0.0, evidence) / full)
+
+
+def zconf4(
+    lists: Mapping[str, Sequence[Hit]],
+    weights: Mapping[str, float],
+    evidence: Mapping[str, float],
+) -> list[Fused]:
+    """zconf with each list's weight x evidence_trust(evidence[source]) (missing = full say).
+    When every list lacks evidence, their relative weights stand (zconf exactly)."""
+    trust = {s: evidence_trust(evidence[s]) if s in evidence else 1.0 for s in lists}
+    if not any(trust[s] > 0 for s, hits in lists.items() if hits):
+        return zconf(lists, weights)
+    return zconf(lists, {s: weights.get(s, 1.0) * trust[s] for s in lists})
 
 
 def zconf(

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from indexer.backend import SearchBackend
+from indexer.evidence import query_shape
 from indexer.exact_match import EXACT_VERSION, exact_kind, tier
 from indexer.fusion import (
     CONTEXT_GAIN,
@@ -21,6 +22,7 @@ from indexer.fusion import (
     CONTEXT_WINDOW_S,
     RRF_VERSION,
     ZCONF3_VERSION,
+    ZCONF4_VERSION,
     ZCONF_VERSION,
     Fused,
     Written,
@@ -29,6 +31,7 @@ from indexer.fusion import (
     to_unit,
     zconf,
     zconf3,
+    zconf4,
 )
 from indexer.ranking import RANK_VERSION, RankWeights, names_speaker, score
 from indexer.records import ChunkDoc, Hit
@@ -40,12 +43,19 @@ CANDIDATES = 50
 # list is cut back to the fusion depth: a reply that shares no word with the question is
 # found through the question-like line next to it. 200 vs 50: LoCoMo hit@5 +0.2, R@10 +0.6.
 CONTEXT_CANDIDATES = 200
-# Measured on ../shared/bench with the embedded USE model (issue 3 note): the vector list
-# helps Chinese and dialogue queries a lot and English fact questions little, so it gets a
-# lower prior; zconf still lets a confident vector list lead. 0.3 would give MADial zh
-# recall@5 +0.6 and en +1.9 but LoCoMo hit@5 -0.2, down to the stemmed-BM25 reference row:
-# kept at 0.25 until a second model lifts English (bench/retrieval).
-DEFAULT_WEIGHTS: Mapping[str, float] = {"text": 1.0, "vector": 0.25}
+# Each list's prior per query shape (indexer.evidence), measured on ../shared/bench with the
+# embedded USE model (bench/retrieval/replay, zconf-4): for a single question the text list
+# is the precise one (vector 0.25 -> 0.1: LoCoMo hit@5 64.3 -> 65.5), for a dialogue context
+# the vector list finds more (0.25 -> 0.75: MADial zh recall@5 58.4 -> 61.5, en 57.5 ->
+# 63.2). zconf still lets a confident list lead, and zconf-4 takes the say of a list
+# without content evidence.
+SHAPE_WEIGHTS: Mapping[str, Mapping[str, float]] = {
+    "message": {"text": 1.0, "vector": 0.1},
+    "dialogue": {"text": 1.0, "vector": 0.75},
+}
+DEFAULT_WEIGHTS = SHAPE_WEIGHTS["message"]
+# Text hits whose content share is the text list's evidence (zconf-4): the best of them.
+EVIDENCE_HITS = 3
 
 
 @dataclass(frozen=True)
@@ -61,10 +71,18 @@ class SearchRequest:
     speaker_id: str = ""
     statuses: tuple[str, ...] = ("active",)
     now: int | None = None  # unix seconds; None = no time decay, no expiry filter
-    # zconf3 = zconf-2 unless a list is below the relevance floor (needs Calibrated).
-    fusion: str = "zconf3"
+    # zconf4 = zconf-2 with each list's say scaled by its evidence (needs Calibrated).
+    fusion: str = "zconf4"
     weights: RankWeights = field(default_factory=RankWeights)
-    source_weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    # None = SHAPE_WEIGHTS of the query's shape.
+    source_weights: Mapping[str, float] | None = None
+
+    @property
+    def list_weights(self) -> Mapping[str, float]:
+        if self.source_weights is not None:
+            return self.source_weights
+        return SHAPE_WEIGHTS[query_shape(self.query).shape]
+
     context_gain: float = CONTEXT_GAIN  # 0 = no conversation context
     context_window_s: int = CONTEXT_WINDOW_S
     # indexer.relevance: results below it are marked (SearchResult.relevance.passed).
@@ -124,7 +142,12 @@ def _candidates(backend: SearchBackend, request: SearchRequest, depth: int) -> l
     return hits
 
 
-FUSIONS = {"rrf": RRF_VERSION, "zconf": ZCONF_VERSION, "zconf3": ZCONF3_VERSION}
+FUSIONS = {
+    "rrf": RRF_VERSION,
+    "zconf": ZCONF_VERSION,
+    "zconf3": ZCONF3_VERSION,
+    "zconf4": ZCONF4_VERSION,
+}
 
 
 def fuse(
@@ -132,13 +155,17 @@ def fuse(
     lists: Mapping[str, Sequence[Hit]],
     quality: Mapping[str, float] | None = None,
 ) -> list[Fused]:
-    """`quality`: absolute relevance of each list's best hit (zconf3; None = all trusted)."""
+    """`quality`: zconf3's absolute relevance of each list's best hit, zconf4's content
+    evidence of each list (None = all trusted)."""
+    weights = request.list_weights
     if request.fusion == "rrf":
-        return rrf(lists, request.source_weights)
+        return rrf(lists, weights)
     if request.fusion == "zconf":
-        return zconf(lists, request.source_weights)
+        return zconf(lists, weights)
     if request.fusion == "zconf3":
-        return zconf3(lists, request.source_weights, quality or {}, request.floor)
+        return zconf3(lists, weights, quality or {}, request.floor)
+    if request.fusion == "zconf4":
+        return zconf4(lists, weights, quality or {})
     raise ValueError(f"fusion must be one of {', '.join(FUSIONS)} (got {request.fusion!r})")
 
 
@@ -159,6 +186,22 @@ def _quality(
         elif (doc := docs.get(hits[0].chunk_id)) is not None:
             out[name] = judge.text(_indexed_texts(doc), (doc.speaker_name,)) or 0.0
     return out
+
+
+def _evidence(
+    lists: Mapping[str, Sequence[Hit]],
+    judge: Judge | None,
+    docs: Mapping[int, ChunkDoc],
+) -> dict[str, float]:
+    """zconf4: the text list's content evidence, the best among its first EVIDENCE_HITS."""
+    hits = lists.get("text") or ()
+    if judge is None or not hits:
+        return {}
+    best = 0.0
+    for hit in hits[:EVIDENCE_HITS]:
+        if (doc := docs.get(hit.chunk_id)) is not None:
+            best = max(best, judge.content(_indexed_texts(doc), (doc.speaker_name,)))
+    return {"text": best}
 
 
 def hybrid_search(
@@ -191,8 +234,15 @@ def hybrid_search(
                 hits, _written(hits, docs), request.context_gain, request.context_window_s
             )
         lists[name] = hits[:depth]
-    judge = calibrated.judge(request.query, request.floor) if calibrated else None
-    quality = _quality(lists, judge, docs) if request.fusion == "zconf3" else {}
+    judge = None
+    if calibrated is not None:
+        scope = (request.index_key, *request.library_keys)
+        judge = calibrated.judge(request.query, request.floor, scope=scope)
+    quality: dict[str, float] = {}
+    if request.fusion == "zconf3":
+        quality = _quality(lists, judge, docs)
+    elif request.fusion == "zconf4":
+        quality = _evidence(lists, judge, docs)
     fused = fuse(request, lists, quality)
     relevance = to_unit(fused)
     # One result per episode FILE: two files stating one id (a person's copy) stay two
@@ -230,7 +280,9 @@ def hybrid_search(
         source, bonus = context.get(item.chunk_id, (None, 0.0))
         explain = {
             "versions": versions,
-            "weights": dict(request.source_weights),
+            "weights": dict(request.list_weights),
+            "shape": judge.shape.shape if judge else query_shape(request.query).shape,
+            **({"evidence": quality} if request.fusion == "zconf4" else {}),
             # Part of sources.text.raw that came from the nearby line `from` (chunk id).
             "context": {"gain": request.context_gain, "bonus": bonus, "from": source},
             "fused": item.score,

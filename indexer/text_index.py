@@ -300,6 +300,24 @@ class TextIndex:
         searcher = self._index.searcher()
         return searcher.num_docs, {(f, t): searcher.doc_freq(f, t) for f, t in terms}
 
+    def present(
+        self, terms: Iterable[tuple[str, str]], index_keys: Sequence[str]
+    ) -> frozenset[tuple[str, str]]:
+        """The (field, term)s some memory of these scopes holds (indexer.relevance: a word
+        the chat has never used is a demand no memory of it meets). One tiny query each."""
+        self._refresh_if_stale()
+        searcher = self._index.searcher()
+        scope = tantivy.Query.const_score_query(self._any_of("index_key", index_keys), 0.0)
+        out = set()
+        for field, term in terms:
+            q = tantivy.Query.boolean_query([
+                (tantivy.Occur.Must, scope),
+                (tantivy.Occur.Must, tantivy.Query.term_query(self._schema, field, term)),
+            ])  # fmt: skip
+            if searcher.search(q, 1, count=False).hits:
+                out.add((field, term))
+        return frozenset(out)
+
     def ids(self) -> set[int]:
         self._refresh_if_stale()
         searcher = self._index.searcher()
