@@ -1,0 +1,289 @@
+"""The message gate: does this message need episode recall at all? Pure, model-free, versioned.
+
+`decide(message, names, known_terms)` applies these rules in order; the first that decides
+wins (`GateDecision.rule` says which):
+
+1. `empty`: nothing but whitespace, punctuation or emoji: nothing to look up.
+2. `social.*`: only social material (greetings, thanks, farewells, acknowledgements,
+   laughter, filler, the bot or a person of the chat addressed): skip. It comes first because
+   "thanks again!" holds a recall cue and "hi Alice" a name, yet neither asks for memory;
+   "hi, what did Alice say?" has content left over, so it is not social-only.
+3. `recall_cue`: asks to recall ("remember", "last time", 记得, 上次): pass. Before the
+   impersonal rules, so "my code crashes again, like last time" is not a code question.
+4. `personal`: about the speaker or the people here (my, I, we, 我, 我们, your mom, 老婆,
+   did you ...): pass. A first person that only frames a request ("help me", "tell me",
+   "can I", 帮我, 给我, 我想知道) is taken out first, so "help me calculate 17*23" and
+   "帮我翻译一下这句话" fall through to rule 6, while "my"/我的/我们 + a noun stays personal.
+   Quoted text and what follows a colon after translate/rewrite is the object of the
+   request, not the speaker's words ("翻译：我今天很累"), and is taken out too.
+5. `known_name`: names a person of the chat (`names`): pass. Before rule 6, so "translate
+   what Alice said" still reaches retrieval.
+6. `impersonal.*`: arithmetic, translation, definition, code, general knowledge, weather,
+   time or date, jokes/stories/poems, rewrite or summary: skip. In a long message (more than
+   LONG_CHARS or LONG_SENTENCES) only the first sentence is tested: a request must open the
+   message to cover it, or the message passes.
+7. `known_term`: a token the chat's memories know (`known_terms`): pass. After rule 6 as
+   specified: "what is tiramisu?" is a definition even when a memory mentions tiramisu.
+8. `default`: no rule applies: pass (a missed recall costs more than one injected memory).
+
+A dialogue context (two or more "Name: text" / `<Name>: "text"` lines) is judged line by line:
+it passes if any line passes; otherwise the last line (the current message) gives the reason.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from indexer import recall_gate_words as W
+from indexer.recall_gate_patterns import (
+    CATEGORY_PATTERNS,
+    FIRST_SENTENCE,
+    FRAMES,
+    LATIN_NAME,
+    LAUGH_SHAPE,
+    OBJECT_VERBS,
+    PERSONAL,
+    QUOTED,
+    RECALL,
+    SENTENCE_END,
+    SOCIAL,
+    SOCIAL_CLASS,
+    SQUEEZE,
+)
+from indexer.tokenize import cjk_bigrams, word_tokens
+
+GATE_VERSION = "gate-1"
+# A gate decision reads the first MAX_CHARS only: a 1 MB paste must cost what a page costs,
+# and any cue that matters (a name, "remember", "my") shows in its first page. A longer
+# message is never skipped: a skip must cover everything, and the rest was not read.
+MAX_CHARS = 4000
+LONG_CHARS = 200
+LONG_SENTENCES = 3
+NAME_DISPLAY_CHARS = 40
+
+SOCIAL_REASONS = ("thanks", "farewell", "greeting", "laughter", "acknowledgement", "filler")
+IMPERSONAL_REASONS = tuple(reason for reason, _, _ in CATEGORY_PATTERNS)
+NAMED = "names {}"  # the pass reason of rules 5 and 7, with the name or term shown
+REASONS: tuple[str, ...] = (
+    "nothing to look up",
+    *SOCIAL_REASONS,
+    *IMPERSONAL_REASONS,
+    "asks to recall",
+    "about the speaker or the people here",
+    NAMED,
+    "no rule applies",
+)
+# Which rule to report when several lines of a dialogue pass.
+_PASS_PRIORITY = ("recall_cue", "personal", "known_name", "known_term", "default")
+# Control and format characters (NUL, RTL marks, zero-width joiners, BOM): never content.
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
+_SPACES = re.compile(r"[ \t\r\f\v]+")
+_CONTENT = re.compile(r"[^\W_]")
+_MENTION = re.compile(r"@[a-z0-9_.\-]+|@\S+(?=\s|$)")
+_DIALOGUE_LINE = re.compile(r'^\s*(?:<[^<>\n]{1,40}>|[^\s:<>"]{1,30}(?: [^\s:<>"]{1,30})?)\s*:\s*')
+_QUOTES = re.compile(r'^"(.*)"$')
+_US = re.compile(r"(?<![A-Za-z])U\.?S\.?(?![A-Za-z])")  # the country, not "us"
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
+_EMOJI_REASONS = (("laughter", "😂🤣😆😹😄😁😅"), ("thanks", "🙏"), ("acknowledgement", "👍👌✅🆗"))
+
+
+@dataclass(frozen=True)
+class GateDecision:
+    """What the gate decided for one message, why, and by which rule."""
+
+    recall: bool
+    reason: str
+    rule: str
+    version: str = GATE_VERSION
+
+    def words(self) -> str:
+        """The one wording every surface shows: "gate: skipped: greeting"."""
+        return f"gate: {'passed' if self.recall else 'skipped'}: {self.reason}"
+
+    def explain(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "recall": self.recall,
+            "reason": self.reason,
+            "rule": self.rule,
+        }
+
+
+def _skip(reason: str, rule: str) -> GateDecision:
+    return GateDecision(recall=False, reason=reason, rule=rule)
+
+
+def _pass(reason: str, rule: str) -> GateDecision:
+    return GateDecision(recall=True, reason=reason, rule=rule)
+
+
+def _normalise(text: str) -> str:
+    """Lowercase NFKC (full-width punctuation and letters become ASCII), no control chars."""
+    text = _US.sub(" usa ", _CONTROL.sub(" ", text))
+    text = unicodedata.normalize("NFKC", text).casefold()[:MAX_CHARS]
+    return text.replace("\u2019", "'").replace("\u2018", "'")
+
+
+def _squeeze(text: str) -> str:
+    """Repeated letters once ("thaaanks" -> "thanks", 哈哈哈 -> 哈); digits are kept."""
+    return SQUEEZE.sub(r"\1", text)
+
+
+@dataclass(frozen=True)
+class _Names:
+    latin: re.Pattern[str] | None  # whole words, on the normalised text
+    latin_squeezed: re.Pattern[str] | None  # the same names squeezed, for rule 2
+    cjk: tuple[tuple[str, str], ...]  # (normalised, display) matched as substrings
+    display: dict[str, str]
+
+    def find(self, text: str) -> str | None:
+        for key, shown in self.cjk:
+            if key in text:
+                return shown
+        match = self.latin.search(text) if self.latin else None
+        return self.display[match.group(0)] if match else None
+
+    def remove(self, squeezed: str) -> str:
+        for key, _ in self.cjk:
+            squeezed = squeezed.replace(_squeeze(key), " ")
+        return self.latin_squeezed.sub(" ", squeezed) if self.latin_squeezed else squeezed
+
+
+def _shown(name: str) -> str:
+    clean = _SPACES.sub(" ", _CONTROL.sub(" ", name.replace("\n", " "))).strip()
+    return clean[:NAME_DISPLAY_CHARS]
+
+
+@lru_cache(maxsize=64)
+def _names(names: tuple[str, ...]) -> _Names:
+    """Names compiled once per chat's name list (the lead passes the same list per scope)."""
+    display: dict[str, str] = {}
+    cjk: list[tuple[str, str]] = []
+    for raw in names:
+        key = _SPACES.sub(" ", _normalise(raw).replace("\n", " ")).strip().lstrip("@")
+        if key in W.GENERIC_NAMES or not _CONTENT.search(key):
+            continue
+        if _CJK.search(key):
+            if len(key) >= 2:  # one Han character (明) occurs inside too many words
+                cjk.append((key, _shown(raw)))
+        elif len(key) >= 2:
+            display.setdefault(key, _shown(raw))
+    keys = sorted(display, key=len, reverse=True)
+    latin = LATIN_NAME(keys) if keys else None
+    squeezed = (
+        LATIN_NAME(sorted({_squeeze(k) for k in keys}, key=len, reverse=True)) if keys else None
+    )
+    return _Names(latin, squeezed, tuple(sorted(cjk, key=lambda c: -len(c[0]))), display)
+
+
+def _social_only(text: str, names: _Names) -> str | None:
+    """The social reason if `text` is made only of social material, else None."""
+    squeezed = _squeeze(_MENTION.sub(" ", text).replace("'", ""))
+    found: set[str] = set()
+
+    def note(match: re.Match[str]) -> str:
+        said = match.group(0)
+        found.add(
+            SOCIAL_CLASS.get(said) or ("laughter" if LAUGH_SHAPE.match(said) else "acknowledgement")
+        )
+        return " "
+
+    rest = SOCIAL.sub(note, _SPACES.sub(" ", squeezed))
+    if _CONTENT.search(rest) and found - {"filler"}:
+        rest = names.remove(rest)  # "thanks Alice!", "hi 小明": the person is only addressed
+    if _CONTENT.search(rest):
+        return None
+    return next((r for r in SOCIAL_REASONS if r in found), "filler")
+
+
+def _impersonal(text: str) -> tuple[str, str] | None:
+    for reason, rule, applies in CATEGORY_PATTERNS:
+        if applies(text):
+            return reason, rule
+    return None
+
+
+def _without_objects(text: str) -> str:
+    """`text` without what a translate/rewrite request works on (quotes, text after a colon)."""
+    verb = OBJECT_VERBS.search(text)
+    if not verb:
+        return text
+    text = QUOTED.sub(" ", text)
+    colon = text.find(":", verb.start())
+    return text[:colon] if colon >= 0 else text
+
+
+def _is_long(text: str) -> bool:
+    sentences = sum(1 for part in SENTENCE_END.split(text) if _CONTENT.search(part))
+    return len(text) > LONG_CHARS or sentences >= LONG_SENTENCES
+
+
+def _decide_line(text: str, names: _Names, terms: frozenset[str], truncated: bool) -> GateDecision:
+    text = _SPACES.sub(" ", text.replace("\n", " ")).strip()
+    if not truncated:
+        if not _CONTENT.search(text):
+            reason = next((r for r, marks in _EMOJI_REASONS if any(m in text for m in marks)), None)
+            if reason:
+                return _skip(reason, f"social.{reason}")
+            return _skip("nothing to look up", "empty")
+        social = _social_only(text, names)
+        if social:
+            return _skip(social, f"social.{social}")
+    own = _without_objects(text)
+    if RECALL.search(own):
+        return _pass("asks to recall", "recall_cue")
+    if PERSONAL.search(FRAMES.sub(" ", own)):
+        return _pass("about the speaker or the people here", "personal")
+    person = names.find(own)
+    if person:
+        return _pass(NAMED.format(person), "known_name")
+    long = truncated or _is_long(text)
+    head = FIRST_SENTENCE.match(text)
+    impersonal = _impersonal(head.group(0) if long and head else text)
+    if impersonal:
+        return _skip(*impersonal)
+    if terms:
+        for token in (*word_tokens(text), *cjk_bigrams(text)):
+            if token in terms:
+                return _pass(NAMED.format(_shown(token)), "known_term")
+    return _pass("no rule applies", "default")
+
+
+def _lines(text: str) -> list[str]:
+    """The lines of a dialogue context without their speaker labels, or [text]."""
+    lines = [line for line in text.split("\n") if _CONTENT.search(line)]
+    labelled = [_DIALOGUE_LINE.match(line) for line in lines]
+    if len(lines) < 2 or sum(1 for m in labelled if m) < 2:
+        return [text]
+    out = []
+    for line, m in zip(lines, labelled, strict=True):
+        content = line[m.end() :].strip() if m else line.strip()
+        quoted = _QUOTES.match(content)
+        out.append(quoted.group(1) if quoted else content)
+    return out
+
+
+def decide(
+    message: str, names: Iterable[str] = (), known_terms: Iterable[str] = ()
+) -> GateDecision:
+    """Whether `message` goes on to episode recall, with the reason every surface shows.
+
+    `names`: the people of the chat (any case); `known_terms`: specific tokens the chat's
+    memories hold, as indexer.tokenize.word_tokens / cjk_bigrams produce them.
+    """
+    raw = message if isinstance(message, str) else str(message)
+    truncated = len(raw) > MAX_CHARS
+    text = _normalise(raw[: MAX_CHARS * 2])  # NFKC may grow or shrink text; cap again inside
+    truncated = truncated or len(text) >= MAX_CHARS
+    chat = _names(tuple(n for n in names if isinstance(n, str)))
+    terms = frozenset(t for t in known_terms if isinstance(t, str) and t)
+    decisions = [_decide_line(line, chat, terms, truncated) for line in _lines(text)]
+    passed = [d for d in decisions if d.recall]
+    if not passed:
+        return decisions[-1]
+    return min(reversed(passed), key=lambda d: _PASS_PRIORITY.index(d.rule))

@@ -1,0 +1,194 @@
+"""The gate's regexes, compiled once at import from the word classes of recall_gate_words.
+
+Latin phrases match as whole words (no letter or digit on either side); CJK phrases as
+substrings, since Chinese has no spaces. Alternations are sorted longest first, so "thank
+you" wins over "you" and 我们 over 我. No pattern nests quantifiers: matching stays linear
+in the (capped) message length.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+
+from indexer import recall_gate_words as W
+
+_CJK_CHARS = "\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+_CJK = re.compile(f"[{_CJK_CHARS}]")
+SQUEEZE = re.compile(r"([^\W\d_])\1+")
+
+
+def _squeeze(text: str) -> str:
+    return SQUEEZE.sub(r"\1", text)
+
+
+def _trie(phrases: Iterable[str]) -> str:
+    """A regex matching any of `phrases`, factored by common prefix (a trie), longest match
+    first. A flat alternation of a few hundred phrases tries each one at every position
+    (~100 us for a short message); the trie tries one branch per character."""
+    root: dict[str, dict] = {}
+    for phrase in phrases:
+        node = root
+        for ch in phrase:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, dict]) -> str:
+        kids = [
+            (r"\s+" if ch == " " else re.escape(ch)) + emit(sub)
+            for ch, sub in sorted(node.items())
+            if ch
+        ]
+        if not kids:
+            return ""
+        body = kids[0] if len(kids) == 1 else "(?:" + "|".join(kids) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return emit(root)
+
+
+def _alt(phrases: Iterable[str], boundary: str = "a-z0-9") -> str:
+    """One alternation: Latin phrases bounded by no [boundary] character, CJK ones bare."""
+    unique = set(phrases)
+    latin = [p for p in unique if not _CJK.search(p)]
+    cjk = [p for p in unique if _CJK.search(p)]
+    parts = [f"(?<![{boundary}]){_trie(latin)}(?![{boundary}])"] if latin else []
+    parts += [_trie(cjk)] if cjk else []
+    return "(?:" + "|".join(parts) + ")"
+
+
+def LATIN_NAME(keys: list[str]) -> re.Pattern[str]:  # noqa: N802 - a pattern factory
+    """Whole-word names; "alice's" and "alice?" match, "malice" does not."""
+    return re.compile(_alt(keys))
+
+
+# Rule 2, on squeezed text without apostrophes. One alternation over every class, longest
+# first, so 嗯哼 (filler) is not cut into 嗯 (acknowledgement) + 哼; SOCIAL_CLASS then names
+# the class of what matched. A phrase in two classes keeps the first one listed here.
+_SOCIAL_CLASSES = (
+    ("thanks", W.THANKS),
+    ("farewell", W.FAREWELLS),
+    ("greeting", W.GREETINGS),
+    ("laughter", W.LAUGHTER),
+    ("acknowledgement", W.ACKNOWLEDGEMENTS),
+    ("filler", W.FILLERS),
+)
+SOCIAL_CLASS: dict[str, str] = {}
+for _name, _phrases in _SOCIAL_CLASSES:
+    for _phrase in _phrases:
+        SOCIAL_CLASS.setdefault(_squeeze(_phrase.replace("'", "")), _name)
+# Laughter typed as a shape (ahahah, hehehe, lolol, xddd, 2333) rather than a word.
+LAUGH_SHAPE = re.compile(
+    r"(?<![a-z0-9])(?:a?(?:h[aeiouy]){2,}h?|a(?:h[aeiouy])+h?|h[aeiou]h|l(?:ol)+|lmf?ao|x+d|h|w)"
+    r"(?![a-z0-9])|(?<![0-9])23{2,}(?![0-9])"
+)
+SOCIAL = re.compile(f"{_alt(SOCIAL_CLASS)}|{LAUGH_SHAPE.pattern}|(?<![0-9])6{{2,}}(?![0-9])")
+
+# Rule 3.
+RECALL = re.compile(_alt(W.RECALL_EN + W.RECALL_ZH))
+
+# Rule 4. "i" is not the "i" of "i.e."; an apostrophe next to a word keeps "i" out of "i'm".
+_FIRST_EN = _alt((*W.STRONG_FIRST_EN, *W.WEAK_FIRST_EN), "a-z0-9'")
+PERSONAL = re.compile(
+    "|".join(
+        (
+            _FIRST_EN,
+            r"(?<![a-z0-9'.])i(?![a-z0-9']|\.e)",  # "i", not the "i" of "i.e." or "i'm"
+            _alt(W.STRONG_FIRST_ZH + W.WEAK_FIRST_ZH + W.KIN_ZH + W.SECOND_PAST_ZH),
+            rf"(?<![a-z])(?:your|his|her|their)\s+(?:[a-z]+\s+)?{_alt(W.KIN_EN)}",
+            _alt(W.KIN_BARE_EN),
+            _alt(W.SECOND_PAST_EN),
+            r"(?<![a-z])did\s+you(?![a-z0-9]|\s+know)",  # "did you know" opens trivia
+        )
+    )
+)
+FRAMES = re.compile(_alt(W.REQUEST_FRAMES_EN + W.REQUEST_FRAMES_ZH, "a-z0-9'"))
+
+# What a translate/rewrite/define request works on: quoted text, or what follows its colon.
+OBJECT_VERBS = re.compile(
+    _alt(W.TRANSLATE_EN + W.TRANSLATE_ZH + W.REWRITE_EN + W.REWRITE_ZH + ("mean", "意思"))
+)
+QUOTED = re.compile(
+    r'"[^"\n]{0,400}"|“[^”\n]{0,400}”|「[^」\n]{0,400}」|『[^』\n]{0,400}』|《[^》\n]{0,400}》'
+    r"|(?<![a-z])'[^'\n]{1,400}'(?![a-z])"
+)
+# A decimal point does not end a sentence ("what is 3.5 times 2").
+# "i.e." and "?!" inside a sentence do not end it: an end is followed by a space or the end.
+SENTENCE_END = re.compile(r"[.!?。]+(?=\s|$)|。|\n")
+FIRST_SENTENCE = re.compile(r"(?:[^.!?。\n]|[.!?](?!\s|$))*[.!?。]*")
+
+# Rule 6: one predicate per impersonal class, tested in this order.
+_NUM = r"(?:\d[\d.,]*|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|[零一二三四五六七八九十百千万两]+)"  # noqa: E501
+_OPS = _alt(W.ARITH_WORDS_EN)
+_ARITH_STRONG = re.compile(
+    rf"\d\s*(?:[+*×÷^=]|\*\*)\s*[-(]?\s*\d|\d\s*[+*×÷^=]\s*\?|(?<![a-z]){_NUM}\s*{_OPS}\s*[-(]?{_NUM}(?![a-z])"
+    rf"|\d\s*(?:squared|cubed)|(?:square\s+root\s+of|sqrt|factorial\s+of)\s*\(?\d"
+    rf"|{_NUM}\s*{_alt(W.ARITH_WORDS_ZH)}\s*{_NUM}?"
+)
+_ARITH_WEAK = re.compile(r"\d\s*[-/x]\s*\d")  # 5-3, 12/4, 17x23: also a date or a size
+_ARITH_ASK = re.compile(_alt(W.ARITH_ASK))
+_TIME = re.compile(_alt(W.TIME_EN + W.TIME_ZH))
+_WEATHER = re.compile(_alt(W.WEATHER_EN + W.WEATHER_ZH))
+_TRANSLATE = re.compile(
+    _alt(W.TRANSLATE_EN + W.TRANSLATE_ZH)
+    + f"|{_alt(W.LANGUAGES_ZH)}\\s*(?:里|中|里面)?\\s*(?:{_alt(W.SAY_ZH)}|是什么|叫什么)"
+)
+_CODE_ALONE = re.compile(
+    _alt(W.CODE_LANGS_EN + W.CODE_ZH)
+    + r"|```|(?<![a-z])def\s+\w+\(|#include|console\.log|=>|traceback\s+\(most"
+    + r"|(?<![a-z])select\s+\S+\s+from(?![a-z])"
+)
+_CODE_GENERIC = re.compile(_alt(W.CODE_GENERIC_EN))
+_VERBS = _alt(
+    W.REQUEST_VERBS_EN + ("how to", "how do", "how can", "how should", "another", "one more")
+)
+_REQUEST = re.compile(_VERBS)
+_DEFINE = re.compile(
+    _alt(W.DEFINE_EN + W.DEFINE_ZH)
+    + r"|(?<![a-z])what\s+(?:does|do)\s+(?:\S+\s+){0,6}?mean(?![a-z])"
+    + r"|是什么[?!。\s]*$"
+)
+_WHAT_IS = re.compile(
+    r"^(?:(?:so|and|hey|ok|um|but)\s+)?what(?:'s|s|\s+is|\s+are)\s+(?:an?\s+)?([a-z][a-z\-]*)\s*[?!.]*$"
+)
+_CREATIVE = re.compile(
+    rf"{_VERBS}[^.?!]{{0,40}}?{_alt(W.CREATIVE_OBJECTS_EN)}|{_alt(W.CREATIVE_ZH)}"
+)
+_REWRITE = re.compile(_alt(W.REWRITE_EN + W.REWRITE_ZH))
+_GENERAL = re.compile(
+    _alt(W.GENERAL_EN + W.GENERAL_ZH)
+    + r"|(?<![a-z])(?:largest|biggest|tallest|longest|highest|smallest|deepest|oldest|fastest)"
+    + r"\s+\w+(?:\s+\w+)?\s+(?:in\s+the|on\s+earth|ever)(?![a-z])"
+)
+
+
+def _arithmetic(text: str) -> bool:
+    if _ARITH_STRONG.search(text):
+        return True
+    return bool(_ARITH_WEAK.search(text) and _ARITH_ASK.search(text))
+
+
+def _code(text: str) -> bool:
+    return bool(_CODE_ALONE.search(text) or (_CODE_GENERIC.search(text) and _REQUEST.search(text)))
+
+
+def _definition(text: str) -> bool:
+    if _DEFINE.search(text):
+        return True
+    term = _WHAT_IS.match(text)
+    return bool(term and term.group(1) not in W.NOT_TERMS)
+
+
+# Translation and rewrite come first: their object ("translate: 今天天气很好") must not make
+# the message look like a weather or arithmetic question.
+CATEGORY_PATTERNS: tuple[tuple[str, str, Callable[[str], bool]], ...] = (
+    ("translation", "impersonal.translation", lambda t: bool(_TRANSLATE.search(t))),
+    ("rewrite or summary", "impersonal.rewrite", lambda t: bool(_REWRITE.search(t))),
+    ("arithmetic", "impersonal.arithmetic", _arithmetic),
+    ("time or date", "impersonal.time", lambda t: bool(_TIME.search(t))),
+    ("weather", "impersonal.weather", lambda t: bool(_WEATHER.search(t))),
+    ("code", "impersonal.code", _code),
+    ("definition", "impersonal.definition", _definition),
+    ("joke, story or poem", "impersonal.creative", lambda t: bool(_CREATIVE.search(t))),
+    ("general knowledge", "impersonal.general_knowledge", lambda t: bool(_GENERAL.search(t))),
+)

@@ -1,0 +1,231 @@
+"""Word classes of the message gate (indexer.recall_gate), kept apart from its rules.
+
+Everything is lowercase and NFKC-normalised, as the gate's text is. Social phrases are
+stored without apostrophes ("whats up"), and the gate squeezes repeated letters on both
+sides before comparing ("thaaanks" and "thanks" both become "thanks", 哈哈哈 becomes 哈),
+so a list names each phrase once. The lists are word classes to build rules from (request
+verbs x impersonal objects), not sentences to match whole.
+"""
+
+from __future__ import annotations
+
+
+def _words(text: str) -> tuple[str, ...]:
+    """One phrase a line or a comma-separated list."""
+    return tuple(p.strip() for line in text.splitlines() for p in line.split(",") if p.strip())
+
+
+# --- social material (rule 2): a message made only of these needs no memory -------------
+THANKS = _words("""
+    thanks, thank you, thank u, thanks a lot, thanks so much, thank you so much, thanks again,
+    thank you very much, many thanks, thx, thnx, tnx, ty, tysm, tyvm, much appreciated,
+    appreciate it, appreciated, cheers, 3q, 谢谢, 谢谢你, 谢谢您, 谢啦, 谢了, 多谢, 感谢,
+    非常感谢, 太感谢了, 感恩, 辛苦了, 辛苦啦, 麻烦了, 谢谢大家, 感谢大家
+""")
+FAREWELLS = _words("""
+    bye, bye bye, byebye, goodbye, good bye, see you, see ya, see you later, see you soon,
+    cya, later, ttyl, good night, gn, nighty night, night, take care, have a good day,
+    have a nice day, have a good one, 再见, 拜拜, 拜, 晚安, 回头见, 明天见, 下次见, 先走了,
+    我先走了, 先撤了, 撤了, 睡了, 我睡了, 溜了, 886, 88
+""")
+GREETINGS = _words("""
+    hi, hey, heya, hello, hallo, hullo, howdy, yo, sup, wassup, whats up, hiya, greetings,
+    good morning, good afternoon, good evening, morning, evening, gm, how are you,
+    how are u, how r u, how are you doing, hows it going, how you doing, how are things,
+    hows your day, whats new, nice to meet you, long time no see, welcome, welcome back,
+    你好, 您好, 你们好, 大家好, 嗨, 哈喽, 哈罗, 哈啰, 早, 早上好, 早安, 上午好, 中午好,
+    下午好, 晚上好, 在吗, 在不在, 在么, 你好吗, 最近好吗, 最近怎么样, 吃了吗
+""")
+LAUGHTER = _words("""
+    ha, lol, lmao, lmfao, rofl, xd, kek, jaja, haha, hehe, hihi, hoho, ahah, 哈哈, 呵呵, 嘿嘿,
+    嘻嘻, 笑死, 笑死我了, 草, 绷不住了, 乐, 哈
+""")
+ACKNOWLEDGEMENTS = _words("""
+    ok, okay, okey, k, kk, sure, yes, yeah, yep, yup, ya, yea, no, nope, nah, alright,
+    all right, fine, got it, gotcha, i see, understood, noted, cool, nice, great, awesome,
+    perfect, good, good to know, makes sense, fair enough, sounds good, will do, roger,
+    right, true, indeed, exactly, agreed, same, me too, no problem, np, no worries,
+    youre welcome, of course, wow, omg, oh, ah, aha, oh well, i know, love it, really,
+    for real, interesting, oops, damn, yay, nice one, well done, good job, amazing, lovely,
+    好, 好的, 好吧, 好滴, 好嘞, 好哒, 好呀, 行, 行吧, 行的, 可以, 可以的, 嗯, 恩, 嗯呢,
+    哦, 噢, 喔, 收到, 明白, 明白了, 知道了, 了解, 懂了, 没问题, 没事, 不客气, 对, 对的,
+    是的, 是啊, 没错, 确实, 牛, 厉害, 棒, 赞, 真棒, 太好了, 不错, 真的, 是吗, 哇塞, 绝了,
+    不用了, 算了, 也是, 好的呢, 666, 6
+""")
+# Words that carry no content of their own: hesitation, politeness, the bot or the group
+# being addressed. A message made only of these is "filler".
+FILLERS = _words("""
+    um, umm, uh, uhm, erm, er, hmm, hm, mm, well, so, anyway, please, pls, plz, just, then,
+    and, but, oh, ah, you, u, too, so much, very much, a lot, again, guys, all, everyone,
+    bro, dude, man, mate, buddy, fam, bot, robot, assistant, ai, sir, 呃, 额, 嗯哼, 唔,
+    诶, 欸, 哎, 唉, 哎呀, 啊, 呀, 啦, 吧, 呢, 嘛, 哇, 哈, 吗, 兄弟, 哥们, 宝, 亲, 大家,
+    各位, 机器人, 小助手, 助手, 你
+""")
+# Names that are roles, not people: a speaker id like "bot" or "assistant" must not make
+# "@bot what's 2+2" look like it names a person of the chat.
+GENERIC_NAMES = frozenset(
+    _words("bot, robot, assistant, ai, user, system, me, you, everyone, all, admin, 机器人, 助手")
+)
+
+# --- recall cues (rule 3) ---------------------------------------------------------------
+RECALL_EN = _words("""
+    remember, remembered, remembering, recall, remind me, forgot, forget, forgotten,
+    last time, the other day, that time, earlier, before, again, you said, you told me,
+    told you, you mentioned, you promised, you suggested, you recommended, we talked,
+    we discussed, we said, i said, i mentioned, i told, just said, what was the name,
+    previously, yesterday, ago, last week, last month, last year, last night, the chat,
+    this chat, our chat, the conversation, our conversation
+""")
+RECALL_ZH = _words("""
+    记得, 还记得, 记不记得, 记住, 记一下, 上次, 上回, 之前, 以前, 说过, 提过, 聊过, 讲过,
+    那次, 那天, 上周, 上个月, 去年, 昨天, 前天, 前几天, 刚才, 忘了, 忘记, 你说的, 聊了什么,
+    讨论过, 群里
+""")
+
+# --- personal reference (rule 4) ----------------------------------------------------------
+# Strong: a possessive first person, or "we" forms of Chinese; always personal.
+STRONG_FIRST_EN = _words("my, mine, our, ours, myself, ourselves")
+STRONG_FIRST_ZH = _words("我的, 我们, 我們, 咱们, 咱們, 俺们, 我家, 本人, 自己的")
+# Weak: a bare "I"/"me"/我, which a request frame ("help me translate") may explain away.
+WEAK_FIRST_EN = _words("""
+    me, im, i'm, i've, ive, i'll, i'd, we, we're, we've, we'll, you guys, y'all, you all
+""")
+WEAK_FIRST_ZH = _words("我, 俺, 咱, 你们")
+# Where a first person only frames a request: removed before the weak check above.
+REQUEST_FRAMES_EN = _words("""
+    help me, help us, tell me, tell us, give me, give us, show me, show us, teach me,
+    explain to me, get me, find me, make me, write me, send me, let me, let us, let's, lets,
+    for me, to me, can i, could i, may i, should i, do i, how do i, how can i, how would i,
+    how should i, where can i, can we, could we, how do we, i need, i want, i would like,
+    i'd like, i wonder, i was wondering, i'm wondering, i wanna, i'm looking for,
+    i am looking for, i'm curious, i am curious, i'm trying to, i am trying to
+""")
+REQUEST_FRAMES_ZH = _words("""
+    帮我们, 帮我, 给我们, 给我, 告诉我, 教教我, 教我, 请你, 我想知道, 我想问一下, 我想问,
+    我想了解, 我问你, 问一下, 我要, 我需要, 我想要, 让我, 麻烦你, 替我, 为我
+""")
+# People of the speaker's life. With a possessive they are always personal; the bare words
+# that only ever mean the speaker's own family (mom, 老婆) are personal alone.
+KIN_EN = _words("""
+    mom, mum, mother, dad, father, parents, wife, husband, girlfriend, boyfriend, gf, bf,
+    partner, fiance, fiancee, son, daughter, kid, kids, baby, children, brother, sister,
+    sibling, cousin, aunt, uncle, grandma, grandpa, grandmother, grandfather, family,
+    friend, friends, bestie, boss, colleague, coworker, roommate, neighbor, neighbour,
+    teacher, doctor, dog, cat, pet
+""")
+KIN_BARE_EN = _words("mom, mum, mommy, dad, daddy, grandma, grandpa, granny")
+POSSESSIVES_EN = _words("my, our, your, his, her, their")
+KIN_ZH = _words("""
+    妈妈, 老妈, 我妈, 爸爸, 老爸, 我爸, 老婆, 老公, 媳妇, 女朋友, 男朋友, 女票, 男票, 对象,
+    闺蜜, 儿子, 女儿, 宝宝, 孩子, 爷爷, 奶奶, 外婆, 外公, 姥姥, 姥爷, 哥哥, 姐姐, 弟弟,
+    妹妹, 室友, 同事, 领导, 老板, 家人
+""")
+# "did you ..." about the past or the people here; "did you know" is a trivia opener.
+SECOND_PAST_EN = _words("""
+    have you been, have you seen, have you heard from, have you finished,
+    have you done, were you, you were, you did
+""")
+SECOND_PAST_ZH = _words("你上次, 你之前, 你昨天, 你答应, 你刚才")
+
+# --- impersonal requests (rule 6) ---------------------------------------------------------
+REQUEST_VERBS_EN = _words("""
+    tell, write, give, make, compose, create, generate, share, recite, sing, show, explain,
+    fix, debug, convert, implement, translate, calculate, compute, solve, summarize,
+    summarise, rewrite, rephrase, paraphrase, proofread, shorten, polish, draft, suggest,
+    recommend, list, find, help, need, want
+""")
+CREATIVE_OBJECTS_EN = _words("""
+    joke, jokes, story, stories, poem, poems, riddle, riddles, haiku, limerick, song, pun,
+    puns, fun fact, fun facts, quote, tongue twister, bedtime story, fairy tale
+""")
+CREATIVE_ZH = _words("""
+    讲个笑话, 讲一个笑话, 说个笑话, 来个笑话, 讲笑话, 笑话, 讲个故事, 讲一个故事, 讲故事,
+    写首诗, 写一首诗, 来首诗, 作首诗, 写诗, 脑筋急转弯, 绕口令, 谜语
+""")
+# A language or tool name is a code topic alone; a generic word ("function", "bug") only with a
+# request verb or a "how do/to" ("the function of the liver", "what's the wifi code?").
+CODE_LANGS_EN = _words("""
+    python, javascript, typescript, golang, kotlin, php, sql, regex, regexp,
+    regular expression, stack trace, traceback, compile error, syntax error, json, yaml,
+    html, css, bash script, shell command, git command, dockerfile, pandas, numpy, c++, c#
+""")
+CODE_GENERIC_EN = _words("""
+    code, java, ruby, rust, function, script, snippet, program, algorithm, bug, api,
+    unit test, class, variable, loop, array, recursion, docker, react, linux command, query
+""")
+CODE_ZH = _words("代码, 函数, 正则, 脚本, 程序, 算法, 报错, 编程, 写个接口, sql语句, 单元测试")
+TRANSLATE_EN = _words("""
+    translate, translation, translated, how do you say, how to say, how would you say,
+    what is the english, what is the chinese, whats the english, whats the chinese,
+    in english, in chinese, in mandarin, in japanese, in korean, in french, in spanish,
+    in german, in russian, in italian, into english, into chinese, into japanese,
+    into french, into spanish, into german
+""")
+TRANSLATE_ZH = _words("翻译, 译成, 用英文, 用英语, 用中文, 用日语, 用日文, 用韩语, 用法语")
+SAY_ZH = _words("怎么说, 怎么讲, 怎么写, 是什么意思")
+LANGUAGES_ZH = _words("英文, 英语, 中文, 汉语, 日语, 日文, 韩语, 法语, 德语, 西班牙语")
+DEFINE_EN = _words("""
+    define, definition of, meaning of, stand for, stands for, what is meant by, synonym for,
+    synonym of, antonym of, difference between
+""")
+DEFINE_ZH = _words("什么意思, 啥意思, 的定义, 是什么东西, 什么叫, 的意思是, 区别是什么, 有什么区别")
+# "what is X" with one of these as X is chat, not a definition ("what's up", "what is it").
+NOT_TERMS = frozenset(
+    _words("""
+    it, that, this, there, up, new, wrong, going, happening, happened, next, left, he,
+    she, they, the matter, your name, his name, her name, the plan, the time, the date
+""")
+)
+GENERAL_EN = _words("""
+    capital of, population of, who invented, who wrote, who discovered, who painted,
+    who founded, who built, who created, who composed, who directed, who was the first,
+    who is the president, who is the ceo, who is the king, who is the prime minister,
+    when was the, when did the, when did world war, what year did, what year was,
+    why is the sky, why do cats, why do dogs, why do birds, why does the, how far is the,
+    how tall is the, how big is the, how old is the, how long is the, how deep is the,
+    how high is the, how heavy is the, how many people, how many legs, how many bones,
+    how many planets, how many countries, how many continents, how many days in,
+    speed of light, boiling point, in the world, on earth, distance between, distance from,
+    inventor of, author of, president of,
+    did you know, fun fact, is it true that, what language
+""")
+GENERAL_ZH = _words("""
+    首都, 谁发明, 是谁发明, 谁写的, 是谁写的, 谁发现, 是谁发现, 谁画的, 为什么天空, 天为什么,
+    为什么天是, 世界上最, 人口, 多高, 多远, 哪一年, 哪个国家, 光速, 沸点, 发明了, 作者是谁
+""")
+WEATHER_EN = _words("""
+    weather, forecast, temperature, humidity, humid, rain, raining, rainy, snow, snowing,
+    sunny, windy, typhoon, hurricane, degrees outside, umbrella
+""")
+WEATHER_ZH = _words(
+    "天气, 下雨, 下雪, 气温, 预报, 温度, 多少度, 冷不冷, 热不热, 刮风, 台风, 雾霾, 带伞"
+)
+TIME_EN = _words("""
+    what time is it, whats the time, what is the time, what day is it, what day is today,
+    whats the date, what is the date, what date is it, whats todays date, what is todays date,
+    what year is it, what month is it, time now, current time, todays date
+""")
+TIME_ZH = _words("""
+    几点了, 现在几点, 现在是几点, 今天星期几, 今天周几, 今天礼拜几, 今天几号, 今天是几号,
+    今天是几月几号, 现在什么时间, 现在几点钟, 今天是星期几, 今天是周几, 今年是哪一年
+""")
+REWRITE_EN = _words("""
+    summarize, summarise, summary of, tl;dr, tldr, rewrite, rephrase, paraphrase, proofread,
+    fix the grammar, correct the grammar, check the grammar, make this shorter,
+    make it shorter, make this more formal, make it more formal, make this polite, shorten,
+    polish this, reword
+""")
+REWRITE_ZH = _words(
+    "总结一下, 总结, 概括, 改写, 润色, 改一下这段, 缩写一下, 扩写, 精简一下, 改成正式"
+)
+ARITH_WORDS_EN = _words("""
+    times, plus, minus, divided by, multiplied by, over, to the power of, mod, modulo,
+    percent of, squared, cubed, square root of, sqrt, factorial of, x
+""")
+ARITH_WORDS_ZH = _words(
+    "加上, 减去, 乘以, 除以, 加, 减, 乘, 除, 的平方, 的立方, 次方, 开方, 平方根"
+)
+ARITH_ASK = _words("""
+    what is, whats, what's, how much is, calculate, compute, solve, equals, equal,
+    等于, 多少, 算一下, 计算, 得几, 是几
+""")
