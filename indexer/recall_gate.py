@@ -66,7 +66,15 @@ LONG_CHARS = 200
 LONG_SENTENCES = 3
 NAME_DISPLAY_CHARS = 40
 
-SOCIAL_REASONS = ("thanks", "farewell", "greeting", "laughter", "acknowledgement", "filler")
+SOCIAL_REASONS = (
+    "thanks",
+    "farewell",
+    "greeting",
+    "laughter",
+    "acknowledgement",
+    "follow-up",
+    "filler",
+)
 IMPERSONAL_REASONS = tuple(reason for reason, _, _ in CATEGORY_PATTERNS)
 NAMED = "names {}"  # the pass reason of rules 5 and 7, with the name or term shown
 REASONS: tuple[str, ...] = (
@@ -89,6 +97,8 @@ _DIALOGUE_LINE = re.compile(r'^\s*(?:<[^<>\n]{1,40}>|[^\s:<>"]{1,30}(?: [^\s:<>"
 _QUOTES = re.compile(r'^"(.*)"$')
 _US = re.compile(r"(?<![A-Za-z])U\.?S\.?(?![A-Za-z])")  # the country, not "us"
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
+_CONTRACTIONS = {"i'll": "i will", "i'd": "i would", "we're": "we are", "we'd": "we would"}
+_CONTRACTION = re.compile(r"(?<![a-z])(?:i'll|i'd|we're|we'd)(?![a-z])")
 _EMOJI_REASONS = (("laughter", "😂🤣😆😹😄😁😅"), ("thanks", "🙏"), ("acknowledgement", "👍👌✅🆗"))
 
 
@@ -233,18 +243,21 @@ def _decide_line(text: str, names: _Names, terms: frozenset[str], truncated: boo
             return _skip("nothing to look up", "empty")
         social = _social_only(text, names)
         if social:
-            return _skip(social, f"social.{social}")
+            return _skip(social, f"social.{social.replace('-', '_')}")
     own = _without_objects(text)
-    if RECALL.search(own):
+    # what's -> whats (the word lists hold both forms); a first person whose contraction
+    # would read as another word without its apostrophe (i'll -> ill) is spelt out first.
+    bare = _CONTRACTION.sub(lambda m: _CONTRACTIONS[m.group(0)], own).replace("'", "")
+    if RECALL.search(bare):
         return _pass("asks to recall", "recall_cue")
-    if PERSONAL.search(FRAMES.sub(" ", own)):
+    if PERSONAL.search(FRAMES.sub(" ", bare)):
         return _pass("about the speaker or the people here", "personal")
-    person = names.find(own)
+    person = names.find(own)  # with the apostrophe: "alice's" names Alice
     if person:
         return _pass(NAMED.format(person), "known_name")
     long = truncated or _is_long(text)
     head = FIRST_SENTENCE.match(text)
-    impersonal = _impersonal(head.group(0) if long and head else text)
+    impersonal = _impersonal((head.group(0) if long and head else text).replace("'", ""))
     if impersonal:
         return _skip(*impersonal)
     if terms:

@@ -16,6 +16,7 @@ from indexer import recall_gate_words as W
 _CJK_CHARS = "\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
 _CJK = re.compile(f"[{_CJK_CHARS}]")
 SQUEEZE = re.compile(r"([^\W\d_])\1+")
+_NOT_VARIANTS = frozenset(("ill", "id", "were", "well", "hell", "shell", "wed", "its", "hes"))
 
 
 def _squeeze(text: str) -> str:
@@ -49,7 +50,10 @@ def _trie(phrases: Iterable[str]) -> str:
 
 def _alt(phrases: Iterable[str], boundary: str = "a-z0-9") -> str:
     """One alternation: Latin phrases bounded by no [boundary] character, CJK ones bare."""
+    # The rules read text without apostrophes (what's -> whats), so every phrase is listed
+    # that way too; but for the few where dropping it makes another word (i'll -> ill).
     unique = set(phrases)
+    unique |= {p.replace("'", "") for p in unique if p.replace("'", "") not in _NOT_VARIANTS}
     latin = [p for p in unique if not _CJK.search(p)]
     cjk = [p for p in unique if _CJK.search(p)]
     parts = [f"(?<![{boundary}]){_trie(latin)}(?![{boundary}])"] if latin else []
@@ -70,7 +74,8 @@ _SOCIAL_CLASSES = (
     ("farewell", W.FAREWELLS),
     ("greeting", W.GREETINGS),
     ("laughter", W.LAUGHTER),
-    ("acknowledgement", W.ACKNOWLEDGEMENTS),
+    ("acknowledgement", W.ACKNOWLEDGEMENTS + W.REACTIONS),
+    ("follow-up", W.FOLLOW_UPS),
     ("filler", W.FILLERS),
 )
 SOCIAL_CLASS: dict[str, str] = {}
@@ -79,7 +84,7 @@ for _name, _phrases in _SOCIAL_CLASSES:
         SOCIAL_CLASS.setdefault(_squeeze(_phrase.replace("'", "")), _name)
 # Laughter typed as a shape (ahahah, hehehe, lolol, xddd, 2333) rather than a word.
 LAUGH_SHAPE = re.compile(
-    r"(?<![a-z0-9])(?:a?(?:h[aeiouy]){2,}h?|a(?:h[aeiouy])+h?|h[aeiou]h|l(?:ol)+|lmf?ao|x+d|h|w)"
+    r"(?<![a-z0-9])(?:a?(?:h[aeiouy]){2,}h?|a(?:h[aeiouy])+h?|h[ae]h|l(?:ol)+|lmf?ao|x+d|h|w)"
     r"(?![a-z0-9])|(?<![0-9])23{2,}(?![0-9])"
 )
 SOCIAL = re.compile(f"{_alt(SOCIAL_CLASS)}|{LAUGH_SHAPE.pattern}|(?<![0-9])6{{2,}}(?![0-9])")
@@ -122,13 +127,25 @@ _NUM = r"(?:\d[\d.,]*|zero|one|two|three|four|five|six|seven|eight|nine|ten|elev
 _OPS = _alt(W.ARITH_WORDS_EN)
 _ARITH_STRONG = re.compile(
     rf"\d\s*(?:[+*×÷^=]|\*\*)\s*[-(]?\s*\d|\d\s*[+*×÷^=]\s*\?|(?<![a-z]){_NUM}\s*{_OPS}\s*[-(]?{_NUM}(?![a-z])"
+    rf"|\d\s*%\s*of\s*\d|(?:convert|how\s+many|how\s+much)\s+(?:\S+\s+){{0,4}}?(?:in|to|into)\s+(?:an?\s+|one\s+)?{_alt(W.UNITS)}"
+    rf"|\d\s*{_alt(W.UNITS)}\s+(?:in|to|into)\s+{_alt(W.UNITS)}"
+    rf"|\d\s*{_alt(W.UNITS)}\s*(?:等于|是|换|合|能换)?\s*多少\s*{_alt(W.UNITS)}"
     rf"|\d\s*(?:squared|cubed)|(?:square\s+root\s+of|sqrt|factorial\s+of)\s*\(?\d"
-    rf"|{_NUM}\s*{_alt(W.ARITH_WORDS_ZH)}\s*{_NUM}?"
+    rf"|{_NUM}\s*{_alt(W.ARITH_WORDS_ZH)}\s*{_NUM}"  # 三加五, not 十一加班 or 一加手机
+    r"|\d\s*(?:的平方|的立方|次方|开方)"
 )
 _ARITH_WEAK = re.compile(r"\d\s*[-/x]\s*\d")  # 5-3, 12/4, 17x23: also a date or a size
 _ARITH_ASK = re.compile(_alt(W.ARITH_ASK))
-_TIME = re.compile(_alt(W.TIME_EN + W.TIME_ZH))
-_WEATHER = re.compile(_alt(W.WEATHER_EN + W.WEATHER_ZH))
+# A Chinese time question ends the message: 今天几号 asks the date, 今天几号开会 a plan.
+_TIME = re.compile(_alt(W.TIME_EN) + "|" + _alt(W.TIME_ZH) + r"(?=[\s?!。,.啊呀呢吗了啦]*$)")
+# An English weather word is a question about the weather only when asked ("will it rain?",
+# "the forecast for tomorrow"); "the rain ruined the picnic" is a story.
+_WEATHER = re.compile(_alt(W.WEATHER_ZH))
+_WEATHER_EN = re.compile(_alt(W.WEATHER_EN))
+_WEATHER_ASK = re.compile(
+    r"\?|(?<![a-z])(?:what|whats|how|hows|will|is it|gonna|going to|today|tomorrow|tonight"
+    r"|this week|this weekend|forecast|should)(?![a-z])"
+)
 _TRANSLATE = re.compile(
     _alt(W.TRANSLATE_EN + W.TRANSLATE_ZH)
     + f"|{_alt(W.LANGUAGES_ZH)}\\s*(?:里|中|里面)?\\s*(?:{_alt(W.SAY_ZH)}|是什么|叫什么)"
@@ -145,12 +162,17 @@ _VERBS = _alt(
 _REQUEST = re.compile(_VERBS)
 _DEFINE = re.compile(
     _alt(W.DEFINE_EN + W.DEFINE_ZH)
-    + r"|(?<![a-z])what\s+(?:does|do)\s+(?:\S+\s+){0,6}?mean(?![a-z])"
+    # "what does he mean?" asks about the conversation, not a word
+    + r"|(?<![a-z])what\s+(?:does|do)\s+(?!(?:he|she|they|you|his|her|their)(?![a-z]))"
+    + r"(?:\S+\s+){0,6}?mean(?![a-z])"
     + r"|是什么[?!。\s]*$"
 )
+# "what is photosynthesis?", "what's a black hole?": one word, or up to three after a/an.
 _WHAT_IS = re.compile(
-    r"^(?:(?:so|and|hey|ok|um|but)\s+)?what(?:'s|s|\s+is|\s+are)\s+(?:an?\s+)?([a-z][a-z\-]*)\s*[?!.]*$"
+    r"^(?:(?:so|and|hey|ok|um|but)\s+)?what(?:'s|s|\s+is|\s+are)\s+"
+    r"(?:([a-z][a-z\-]*)|an?\s+([a-z][a-z\-]*(?:\s+[a-z][a-z\-]*){0,2}))\s*[?!.]*$"
 )
+_ABOUT_BOT = re.compile(_alt(W.ABOUT_BOT))
 _CREATIVE = re.compile(
     rf"{_VERBS}[^.?!]{{0,40}}?{_alt(W.CREATIVE_OBJECTS_EN)}|{_alt(W.CREATIVE_ZH)}"
 )
@@ -168,6 +190,12 @@ def _arithmetic(text: str) -> bool:
     return bool(_ARITH_WEAK.search(text) and _ARITH_ASK.search(text))
 
 
+def _weather(text: str) -> bool:
+    if _WEATHER.search(text):
+        return True
+    return bool(_WEATHER_EN.search(text) and _WEATHER_ASK.search(text))
+
+
 def _code(text: str) -> bool:
     return bool(_CODE_ALONE.search(text) or (_CODE_GENERIC.search(text) and _REQUEST.search(text)))
 
@@ -176,7 +204,7 @@ def _definition(text: str) -> bool:
     if _DEFINE.search(text):
         return True
     term = _WHAT_IS.match(text)
-    return bool(term and term.group(1) not in W.NOT_TERMS)
+    return bool(term and (term.group(2) or term.group(1) not in W.NOT_TERMS))
 
 
 # Translation and rewrite come first: their object ("translate: 今天天气很好") must not make
@@ -186,9 +214,10 @@ CATEGORY_PATTERNS: tuple[tuple[str, str, Callable[[str], bool]], ...] = (
     ("rewrite or summary", "impersonal.rewrite", lambda t: bool(_REWRITE.search(t))),
     ("arithmetic", "impersonal.arithmetic", _arithmetic),
     ("time or date", "impersonal.time", lambda t: bool(_TIME.search(t))),
-    ("weather", "impersonal.weather", lambda t: bool(_WEATHER.search(t))),
+    ("weather", "impersonal.weather", _weather),
     ("code", "impersonal.code", _code),
     ("definition", "impersonal.definition", _definition),
     ("joke, story or poem", "impersonal.creative", lambda t: bool(_CREATIVE.search(t))),
+    ("about the bot", "impersonal.about_bot", lambda t: bool(_ABOUT_BOT.search(t))),
     ("general knowledge", "impersonal.general_knowledge", lambda t: bool(_GENERAL.search(t))),
 )

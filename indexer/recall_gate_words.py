@@ -21,12 +21,16 @@ THANKS = _words("""
     thank you very much, many thanks, thx, thnx, tnx, ty, tysm, tyvm, much appreciated,
     appreciate it, appreciated, cheers, 3q, 谢谢, 谢谢你, 谢谢您, 谢啦, 谢了, 多谢, 感谢,
     非常感谢, 太感谢了, 感恩, 辛苦了, 辛苦啦, 麻烦了, 谢谢大家, 感谢大家
+    谢谢老板, 谢谢大佬, 谢谢老铁, 谢谢亲, thank god, yw
 """)
 FAREWELLS = _words("""
     bye, bye bye, byebye, goodbye, good bye, see you, see ya, see you later, see you soon,
     cya, later, ttyl, good night, gn, nighty night, night, take care, have a good day,
     have a nice day, have a good one, 再见, 拜拜, 拜, 晚安, 回头见, 明天见, 下次见, 先走了,
     我先走了, 先撤了, 撤了, 睡了, 我睡了, 溜了, 886, 88
+    brb, gtg, g2g, afk, omw, gotta go, talk later, talk to you later,
+    下线了, 先下了, 睡觉了, 去睡了,
+    see you tomorrow, see you then, until tomorrow, 好梦, 做个好梦
 """)
 GREETINGS = _words("""
     hi, hey, heya, hello, hallo, hullo, howdy, yo, sup, wassup, whats up, hiya, greetings,
@@ -35,10 +39,14 @@ GREETINGS = _words("""
     hows your day, whats new, nice to meet you, long time no see, welcome, welcome back,
     你好, 您好, 你们好, 大家好, 嗨, 哈喽, 哈罗, 哈啰, 早, 早上好, 早安, 上午好, 中午好,
     下午好, 晚上好, 在吗, 在不在, 在么, 你好吗, 最近好吗, 最近怎么样, 吃了吗
+    happy birthday, merry christmas, happy new year, happy holidays, congrats,
+    congratulations, good luck, get well soon, bless you, 生日快乐, 新年快乐, 节日快乐, 圣诞快乐,
+    恭喜, 恭喜发财, 加油, 早点休息, 注意身体
 """)
 LAUGHTER = _words("""
     ha, lol, lmao, lmfao, rofl, xd, kek, jaja, haha, hehe, hihi, hoho, ahah, 哈哈, 呵呵, 嘿嘿,
     嘻嘻, 笑死, 笑死我了, 草, 绷不住了, 乐, 哈
+    笑哭, 太好笑了, 好笑, 真逗, 你真逗, 太逗了, 乐死, 蚌埠住了, 哈哈哈哈
 """)
 ACKNOWLEDGEMENTS = _words("""
     ok, okay, okey, k, kk, sure, yes, yeah, yep, yup, ya, yea, no, nope, nah, alright,
@@ -51,6 +59,38 @@ ACKNOWLEDGEMENTS = _words("""
     哦, 噢, 喔, 收到, 明白, 明白了, 知道了, 了解, 懂了, 没问题, 没事, 不客气, 对, 对的,
     是的, 是啊, 没错, 确实, 牛, 厉害, 棒, 赞, 真棒, 太好了, 不错, 真的, 是吗, 哇塞, 绝了,
     不用了, 算了, 也是, 好的呢, 666, 6
+    sure thing, okie, oki, okie dokie, okey dokey, alrighty, righto, bet, fr, ikr, idk,
+    same here, my bad, sorry, so sorry, im sorry, oops sorry, no way, for sure, totally, lol true,
+    never mind, nvm, 对不起, 不好意思, 抱歉, 没关系, 牛逼, 牛批, nb, yyds, 太强了, 强, 厉害了,
+    绝绝子, 无语, 服了, 离谱, 可爱, 真可爱, 好可爱, 有意思, 好玩, 原来如此, 这样啊, 好家伙, 确实确实
+""")
+_REACTION = """cool great nice awesome hilarious funny amazing interesting sad cute crazy wild
+    insane
+    true fair good bad weird lovely sweet beautiful perfect right wonderful fantastic terrible
+    awful brilliant smart clever helpful useful neat rough tough"""
+REACTIONS = tuple(
+    f"{lead} {adj}"
+    for lead in (
+        "thats",
+        "that is",
+        "so",
+        "how",
+        "very",
+        "too",
+        "really",
+        "thats so",
+        "sounds",
+        "looks",
+    )
+    for adj in _REACTION.split()
+)
+# Prompts to go on or stop, about the conversation itself, not about anything remembered.
+FOLLOW_UPS = _words("""
+    continue, go on, keep going, go ahead, tell me more, more, and then, then what, next,
+    stop, wait, wait what, why, what, how so, seriously, faster, slower, speed it up,
+    slow down, hurry up, hurry, shorter, longer, louder, try again, say it again, one more time,
+    继续, 接着说, 然后呢, 还有呢, 为什么, 为啥, 啥, 快点, 快一点, 慢点, 停, 别说了, 再来,
+    再来一个, 接着, 然后, 说下去
 """)
 # Words that carry no content of their own: hesitation, politeness, the bot or the group
 # being addressed. A message made only of these is "filler".
@@ -60,6 +100,7 @@ FILLERS = _words("""
     bro, dude, man, mate, buddy, fam, bot, robot, assistant, ai, sir, 呃, 额, 嗯哼, 唔,
     诶, 欸, 哎, 唉, 哎呀, 啊, 呀, 啦, 吧, 呢, 嘛, 哇, 哈, 吗, 兄弟, 哥们, 宝, 亲, 大家,
     各位, 机器人, 小助手, 助手, 你
+    huh, t, qaq, orz, that, it, this, 大佬, 老铁, 老板, 宝子, 家人们
 """)
 # Names that are roles, not people: a speaker id like "bot" or "assistant" must not make
 # "@bot what's 2+2" look like it names a person of the chat.
@@ -151,7 +192,8 @@ CODE_LANGS_EN = _words("""
 """)
 CODE_GENERIC_EN = _words("""
     code, java, ruby, rust, function, script, snippet, program, algorithm, bug, api,
-    unit test, class, variable, loop, array, recursion, docker, react, linux command, query
+    unit test, class, variable, loop, array, recursion, docker, react, linux command, query,
+    div, css, endpoint, database
 """)
 CODE_ZH = _words("代码, 函数, 正则, 脚本, 程序, 算法, 报错, 编程, 写个接口, sql语句, 单元测试")
 TRANSLATE_EN = _words("""
@@ -168,7 +210,9 @@ DEFINE_EN = _words("""
     define, definition of, meaning of, stand for, stands for, what is meant by, synonym for,
     synonym of, antonym of, difference between
 """)
-DEFINE_ZH = _words("什么意思, 啥意思, 的定义, 是什么东西, 什么叫, 的意思是, 区别是什么, 有什么区别")
+DEFINE_ZH = _words(
+    "什么是, 什么意思, 啥意思, 的定义, 是什么东西, 什么叫, 的意思是, 区别是什么, 有什么区别"
+)
 # "what is X" with one of these as X is chat, not a definition ("what's up", "what is it").
 NOT_TERMS = frozenset(
     _words("""
@@ -177,20 +221,20 @@ NOT_TERMS = frozenset(
 """)
 )
 GENERAL_EN = _words("""
-    capital of, population of, who invented, who wrote, who discovered, who painted,
-    who founded, who built, who created, who composed, who directed, who was the first,
+    capital of, population of, who invented, who discovered, who painted,
+    who composed, who was the first,
     who is the president, who is the ceo, who is the king, who is the prime minister,
-    when was the, when did the, when did world war, what year did, what year was,
-    why is the sky, why do cats, why do dogs, why do birds, why does the, how far is the,
+    when did world war, what year did, what year was,
+    why is the sky, why do cats, why do dogs, why do birds, how far is the,
     how tall is the, how big is the, how old is the, how long is the, how deep is the,
     how high is the, how heavy is the, how many people, how many legs, how many bones,
     how many planets, how many countries, how many continents, how many days in,
     speed of light, boiling point, in the world, on earth, distance between, distance from,
     inventor of, author of, president of,
-    did you know, fun fact, is it true that, what language
+    did you know, fun fact, what language
 """)
 GENERAL_ZH = _words("""
-    首都, 谁发明, 是谁发明, 谁写的, 是谁写的, 谁发现, 是谁发现, 谁画的, 为什么天空, 天为什么,
+    首都, 谁发明, 是谁发明, 谁发现, 是谁发现, 谁画的, 为什么天空, 天为什么,
     为什么天是, 世界上最, 人口, 多高, 多远, 哪一年, 哪个国家, 光速, 沸点, 发明了, 作者是谁
 """)
 WEATHER_EN = _words("""
@@ -216,7 +260,7 @@ REWRITE_EN = _words("""
     polish this, reword
 """)
 REWRITE_ZH = _words(
-    "总结一下, 总结, 概括, 改写, 润色, 改一下这段, 缩写一下, 扩写, 精简一下, 改成正式"
+    "总结一下, 总结下, 总结这, 概括, 改写, 润色, 改一下这段, 缩写一下, 扩写, 精简一下, 改成正式"
 )
 ARITH_WORDS_EN = _words("""
     times, plus, minus, divided by, multiplied by, over, to the power of, mod, modulo,
@@ -228,4 +272,19 @@ ARITH_WORDS_ZH = _words(
 ARITH_ASK = _words("""
     what is, whats, what's, how much is, calculate, compute, solve, equals, equal,
     等于, 多少, 算一下, 计算, 得几, 是几
+""")
+# Questions about the bot itself (its name, what it is, what it can do): a persona, not a
+# memory of the chat.
+ABOUT_BOT = _words("""
+    who are you, what are you, what is your name, whats your name, what's your name,
+    are you a bot, are you a robot, are you an ai, are you human, are you real,
+    how old are you, what can you do, what do you do, who made you, who created you,
+    你是谁, 你叫什么, 你叫啥, 你是机器人吗, 你是ai吗, 你是人吗, 你会干什么, 你会做什么, 你能做什么,
+    你几岁, 谁创造了你, 你是男的还是女的
+""")
+UNITS = _words("""
+    km, kilometers, kilometres, miles, mile, meters, metres, feet, foot, inches, inch, cm,
+    kg, kilograms, pounds, pound, lbs, ounces, ounce, grams, celsius, fahrenheit, liters,
+    litres, gallons, cups, dollars, usd, euros, yuan, rmb, yen, 公里, 英里, 公斤, 斤, 美元,
+    人民币, 日元, 欧元, 摄氏度, 华氏度
 """)

@@ -69,6 +69,19 @@ SKIPS_SOCIAL = [
     ("thanks Alice!", "social.thanks"),  # a person only addressed
     ("hi 小明", "social.greeting"),
     ("\u200fthanks\u200e!", "social.thanks"),  # RTL marks
+    ("wow that's so cool", "social.acknowledgement"),
+    ("sure thing, sounds great", "social.acknowledgement"),
+    ("my bad, sorry", "social.acknowledgement"),  # "my" inside a social phrase
+    ("牛逼 哈哈", "social.laughter"),
+    ("谢谢老板", "social.thanks"),  # 老板 here only addresses someone
+    ("brb", "social.farewell"),
+    ("晚安 好梦", "social.farewell"),
+    ("happy birthday!! 🎂", "social.greeting"),
+    ("生日快乐", "social.greeting"),
+    ("tell me more", "social.follow_up"),
+    ("why?", "social.follow_up"),
+    ("继续", "social.follow_up"),
+    ("T_T", "social.filler"),
     ("ｔｈａｎｋｓ！", "social.thanks"),  # full-width letters
 ]
 
@@ -132,6 +145,19 @@ SKIPS_IMPERSONAL = [
     ("summarize this article", "impersonal.rewrite"),
     ("rewrite this paragraph to be more formal", "impersonal.rewrite"),
     ("帮我润色一下这段话", "impersonal.rewrite"),
+    ("what's 15% of 80", "impersonal.arithmetic"),
+    ("convert 5 km to miles", "impersonal.arithmetic"),
+    ("100美元等于多少人民币", "impersonal.arithmetic"),
+    ("一加一等于几", "impersonal.arithmetic"),
+    ("what's the time in Tokyo", "impersonal.time"),
+    ("今天几号？", "impersonal.time"),
+    ("what is a black hole", "impersonal.definition"),
+    ("什么是机器学习", "impersonal.definition"),
+    ("how to center a div", "impersonal.code"),
+    ("I'd like to know the capital of Peru", "impersonal.general_knowledge"),
+    ("what's your name?", "impersonal.about_bot"),
+    ("are you a robot", "impersonal.about_bot"),
+    ("你是谁呀", "impersonal.about_bot"),
     ("thanks! and what's 2+2?", "impersonal.arithmetic"),  # social opener, impersonal content
     ("@bot what's 17*23", "impersonal.arithmetic"),  # the bot's id is not a person
 ]
@@ -180,6 +206,16 @@ PASSES = [
     ("what's the wifi code?", "default"),  # a generic code word alone is not a code question
     ("what's up with the trip to Osaka, the plan changed again", "recall_cue"),
     ("谁去过日本", "default"),
+    # near-misses of the impersonal classes: chat about shared things must reach retrieval
+    ("who wrote the report?", "default"),
+    ("when was the last meeting", "default"),
+    ("the rain ruined the picnic", "default"),  # a story, not a weather question
+    ("what does he mean?", "default"),
+    ("十一加班吗", "default"),  # 一加 is not arithmetic
+    ("今天几号开会", "default"),  # a plan, not the date
+    ("年终总结写好了吗", "default"),
+    ("I'll call you later", "personal"),  # i'll is not "ill"
+    ("we're late", "personal"),
 ]
 
 
