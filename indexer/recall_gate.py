@@ -65,6 +65,10 @@ MAX_CHARS = 4000
 LONG_CHARS = 200
 LONG_SENTENCES = 3
 NAME_DISPLAY_CHARS = 40
+# Names are hostile too: a 1 MB "display name" would make a 1 MB-deep trie (RecursionError)
+# and 100,000 names a huge regex. A longer string is not a name anyone types in a message.
+MAX_NAME_CHARS = 64
+MAX_NAMES = 5000
 
 SOCIAL_REASONS = (
     "thanks",
@@ -174,9 +178,11 @@ def _names(names: tuple[str, ...]) -> _Names:
     """Names compiled once per chat's name list (the lead passes the same list per scope)."""
     display: dict[str, str] = {}
     cjk: list[tuple[str, str]] = []
-    for raw in names:
+    for raw in names[:MAX_NAMES]:
+        if len(raw) > MAX_NAME_CHARS * 4:  # before normalising: NFKC of a huge string costs
+            continue
         key = _SPACES.sub(" ", _normalise(raw).replace("\n", " ")).strip().lstrip("@")
-        if key in W.GENERIC_NAMES or not _CONTENT.search(key):
+        if key in W.GENERIC_NAMES or not _CONTENT.search(key) or len(key) > MAX_NAME_CHARS:
             continue
         if _CJK.search(key):
             if len(key) >= 2:  # one Han character (明) occurs inside too many words

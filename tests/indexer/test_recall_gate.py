@@ -293,6 +293,17 @@ def test_hostile_input_is_capped_and_never_skipped_unread():
     assert decide("(" * 5000 + "1+1").recall in (True, False)
 
 
+def test_hostile_names_are_ignored_not_fatal():
+    names = ["a" * 1_000_000, "x" * 65, "\x00\u202e", "(.*)+", "Zoë+1", "Eve"] + [
+        f"p{i}" for i in range(20_000)
+    ]
+    start = time.perf_counter()
+    assert decide("Eve?", names=names).words() == "gate: passed: names Eve"
+    assert decide("what's 2+2, Zoë+1?", names=names).rule == "known_name"  # escaped, not a regex
+    assert decide("(.*)+ what's 2+2", names=names).rule == "impersonal.arithmetic"
+    assert time.perf_counter() - start < 2.0
+
+
 def test_a_short_message_costs_well_under_a_tenth_of_a_millisecond():
     messages = [
         "thanks!",
