@@ -99,6 +99,7 @@ _CONTENT = re.compile(r"[^\W_]")
 _MENTION = re.compile(r"@[a-z0-9_.\-]+|@\S+(?=\s|$)")
 _DIALOGUE_LINE = re.compile(r'^\s*(?:<[^<>\n]{1,40}>|[^\s:<>"]{1,30}(?: [^\s:<>"]{1,30})?)\s*:\s*')
 _QUOTES = re.compile(r'^"(.*)"$')
+_WORD = re.compile(r"[^\W_]+")
 _US = re.compile(r"(?<![A-Za-z])U\.?S\.?(?![A-Za-z])")  # the country, not "us"
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
 _CONTRACTIONS = {"i'll": "i will", "i'd": "i would", "we're": "we are", "we'd": "we would"}
@@ -266,25 +267,40 @@ def _decide_line(text: str, names: _Names, terms: frozenset[str], truncated: boo
     impersonal = _impersonal((head.group(0) if long and head else text).replace("'", ""))
     if impersonal:
         return _skip(*impersonal)
-    if terms:
-        for token in (*word_tokens(text), *cjk_bigrams(text)):
-            if token in terms:
-                return _pass(NAMED.format(_shown(token)), "known_term")
+    term = _known_term(text, terms) if terms else None
+    if term:
+        return _pass(NAMED.format(term), "known_term")
     return _pass("no rule applies", "default")
 
 
+def _known_term(text: str, terms: frozenset[str]) -> str | None:
+    """The first word of `text` whose index term the chat knows, as typed ("restaurants",
+    not the stem "restaur"); the tokenizer runs once, and per word only on a hit."""
+    tokens = word_tokens(text)
+    hit = next((t for t in (*tokens, *cjk_bigrams(text)) if t in terms), None)
+    if hit is None:
+        return None
+    typed = next((w for w in _WORD.findall(text) if hit in word_tokens(w)), hit)
+    return _shown(typed)
+
+
 def _lines(text: str) -> list[str]:
-    """The lines of a dialogue context without their speaker labels, or [text]."""
+    """The lines of a dialogue context without their speaker labels, or [text].
+
+    The bot's own lines ("assistant: Sure, I can help") are left out while a person's line
+    remains: the bot's "I" is not the speaker, and its words are not what was asked."""
     lines = [line for line in text.split("\n") if _CONTENT.search(line)]
     labelled = [_DIALOGUE_LINE.match(line) for line in lines]
     if len(lines) < 2 or sum(1 for m in labelled if m) < 2:
         return [text]
-    out = []
+    people: list[str] = []
+    bot: list[str] = []
     for line, m in zip(lines, labelled, strict=True):
         content = line[m.end() :].strip() if m else line.strip()
         quoted = _QUOTES.match(content)
-        out.append(quoted.group(1) if quoted else content)
-    return out
+        label = m.group(0).strip(" \t<>:") if m else ""
+        (bot if label in W.BOT_LABELS else people).append(quoted.group(1) if quoted else content)
+    return people or bot
 
 
 def decide(

@@ -104,8 +104,17 @@ FILLERS = _words("""
 """)
 # Names that are roles, not people: a speaker id like "bot" or "assistant" must not make
 # "@bot what's 2+2" look like it names a person of the chat.
+# Speaker labels of the bot's own lines in a dialogue context ("assistant: ...").
+BOT_LABELS = frozenset(
+    _words(
+        "bot, robot, assistant, ai, system, 机器人, 助手, 小助手, langbot, chatbot, gpt, chatgpt"
+    )
+)
 GENERIC_NAMES = frozenset(
-    _words("bot, robot, assistant, ai, user, system, me, you, everyone, all, admin, 机器人, 助手")
+    _words("""
+    bot, robot, assistant, ai, user, system, me, you, everyone, all, admin, 机器人, 助手, 小助手,
+    langbot, chatbot, gpt, chatgpt
+""")
 )
 
 # --- recall cues (rule 3) ---------------------------------------------------------------
@@ -173,7 +182,7 @@ REQUEST_VERBS_EN = _words("""
     tell, write, give, make, compose, create, generate, share, recite, sing, show, explain,
     fix, debug, convert, implement, translate, calculate, compute, solve, summarize,
     summarise, rewrite, rephrase, paraphrase, proofread, shorten, polish, draft, suggest,
-    recommend, list, find, help, need, want
+    recommend, list, find, help, need, want, 怎么, 如何, 帮, 写, 修, 改, 解释, 给
 """)
 CREATIVE_OBJECTS_EN = _words("""
     joke, jokes, story, stories, poem, poems, riddle, riddles, haiku, limerick, song, pun,

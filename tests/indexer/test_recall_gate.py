@@ -123,6 +123,7 @@ SKIPS_IMPERSONAL = [
     ("fix this bug: ```x = [1, 2```", "impersonal.code"),
     ("写一个排序的函数", "impersonal.code"),
     ("这段代码为什么报错", "impersonal.code"),
+    ("这个 bug 怎么修", "impersonal.code"),
     ("what's the capital of France?", "impersonal.general_knowledge"),
     ("who invented the telephone", "impersonal.general_knowledge"),
     ("how tall is the Eiffel Tower", "impersonal.general_knowledge"),
@@ -232,6 +233,12 @@ def test_names_are_whole_words_in_latin_and_substrings_in_cjk():
     assert decide("ALICE!!", names=["Alice"]).words() == "gate: passed: names Alice"
 
 
+def test_a_known_term_is_shown_as_typed_not_as_its_stem():
+    decision = decide("any good restaurants around?", known_terms=["restaur"])
+    assert decision.words() == "gate: passed: names restaurants"
+    assert decide("火锅店还开着吗", known_terms=["火锅"]).reason == "names 火锅"
+
+
 def test_a_generic_or_tiny_name_names_nobody():
     assert decide("bot what's 17*23", names=["bot", "a", "明"]).rule == "impersonal.arithmetic"
 
@@ -243,6 +250,9 @@ DIALOGUES = [
     ("Alice: ok\nBob: 哈哈哈\nAlice: 上次那家店不错", True, "recall_cue"),
     ("用户: 你好\n助手: 你好！\n用户: 谢谢", False, "social.thanks"),
     ("Tom: lol\nJerry: did Alice call?", True, "known_name"),
+    # the bot's own "I" is not the speaker's: its lines are left out of the judgement
+    ("user: hi\nassistant: Sure, I can help with that!\nuser: thanks", False, "social.thanks"),
+    ("用户: 在吗\n助手: 我在，请问有什么可以帮你？\n用户: 好的谢谢", False, "social.thanks"),
 ]
 
 
