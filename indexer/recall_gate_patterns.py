@@ -56,8 +56,9 @@ def _alt(phrases: Iterable[str], boundary: str = "a-z0-9") -> str:
     unique |= {p.replace("'", "") for p in unique if p.replace("'", "") not in _NOT_VARIANTS}
     latin = [p for p in unique if not _CJK.search(p)]
     cjk = [p for p in unique if _CJK.search(p)]
-    parts = [f"(?<![{boundary}]){_trie(latin)}(?![{boundary}])"] if latin else []
-    parts += [_trie(cjk)] if cjk else []
+    # CJK (and mixed, "ok的") phrases first, so "ok" alone does not take the start of "ok的".
+    parts = [_trie(cjk)] if cjk else []
+    parts += [f"(?<![{boundary}]){_trie(latin)}(?![{boundary}])"] if latin else []
     return "(?:" + "|".join(parts) + ")"
 
 
@@ -107,7 +108,7 @@ PERSONAL = re.compile(
         )
     )
 )
-FRAMES = re.compile(_alt(W.REQUEST_FRAMES_EN + W.REQUEST_FRAMES_ZH, "a-z0-9'"))
+FRAMES = re.compile(_alt(W.REQUEST_FRAMES_EN + W.REQUEST_FRAMES_ZH + W.EMPTY_FIRST, "a-z0-9'"))
 
 # What a translate/rewrite/define request works on: quoted text, or what follows its colon.
 OBJECT_VERBS = re.compile(
@@ -136,6 +137,9 @@ _ARITH_STRONG = re.compile(
 )
 _ARITH_WEAK = re.compile(r"\d\s*[-/x]\s*\d")  # 5-3, 12/4, 17x23: also a date or a size
 _ARITH_ASK = re.compile(_alt(W.ARITH_ASK))
+_ARITH_TOPIC = re.compile(_alt(W.ARITH_TOPICS))
+_CALCULATE = re.compile(_alt(("calculate", "compute", "solve", "算一下", "计算", "算算")))
+_DIGIT = re.compile(r"\d")
 # A Chinese time question ends the message: 今天几号 asks the date, 今天几号开会 a plan.
 _TIME = re.compile(_alt(W.TIME_EN) + "|" + _alt(W.TIME_ZH) + r"(?=[\s?!。,.啊呀呢吗了啦]*$)")
 # An English weather word is a question about the weather only when asked ("will it rain?",
@@ -173,10 +177,22 @@ _WHAT_IS = re.compile(
     r"(?:([a-z][a-z\-]*)|an?\s+([a-z][a-z\-]*(?:\s+[a-z][a-z\-]*){0,2}))\s*[?!.]*$"
 )
 _ABOUT_BOT = re.compile(_alt(W.ABOUT_BOT))
-_CREATIVE = re.compile(
-    rf"{_VERBS}[^.?!]{{0,40}}?{_alt(W.CREATIVE_OBJECTS_EN)}|{_alt(W.CREATIVE_ZH)}"
+# "explain what a blockchain is", "explain an API": a term with an article, short message.
+_EXPLAIN = re.compile(
+    r"^(?:(?:can|could)\s+you\s+)?explain\s+(?:to\s+me\s+)?(?:what\s+)?an?\s+\w+(?:\s+\w+)?"
+    r"(?:\s+is)?\s*[?!.]*$"
 )
-_REWRITE = re.compile(_alt(W.REWRITE_EN + W.REWRITE_ZH))
+_CREATIVE_VERBS = _alt((*W.REQUEST_VERBS_EN, "another", "one more", "got", "any", "know", "hear"))
+_CREATIVE = re.compile(
+    rf"{_CREATIVE_VERBS}[^.?!]{{0,40}}?{_alt(W.CREATIVE_OBJECTS_EN)}|{_alt(W.CREATIVE_ZH)}"
+    # 写一首关于月亮的诗, 讲个好笑的故事: a measure word, a few words, the kind of text
+    r"|(?:写|作|来|讲|说|编)(?:一|两|几)?(?:首|篇|个|段|则)[^。？！?!]{0,12}?(?:诗|词|故事|笑话|歌|小说|作文|段子)"
+)
+_REWRITE = re.compile(
+    _alt(W.REWRITE_EN + W.REWRITE_ZH)
+    + r"|(?<![a-z])make\s+(?:this|it)\s+(?:\w+\s+){0,2}?(?:more|less|shorter|longer|clearer|polite"
+    + r"|formal|casual|friendlier|better)(?![a-z])"
+)
 _GENERAL = re.compile(
     _alt(W.GENERAL_EN + W.GENERAL_ZH)
     + r"|(?<![a-z])(?:largest|biggest|tallest|longest|highest|smallest|deepest|oldest|fastest)"
@@ -187,7 +203,13 @@ _GENERAL = re.compile(
 def _arithmetic(text: str) -> bool:
     if _ARITH_STRONG.search(text):
         return True
-    return bool(_ARITH_WEAK.search(text) and _ARITH_ASK.search(text))
+    if not _DIGIT.search(text):
+        return False
+    return bool(
+        (_ARITH_WEAK.search(text) and _ARITH_ASK.search(text))
+        or _ARITH_TOPIC.search(text)
+        or _CALCULATE.search(text)
+    )
 
 
 def _weather(text: str) -> bool:
@@ -201,7 +223,7 @@ def _code(text: str) -> bool:
 
 
 def _definition(text: str) -> bool:
-    if _DEFINE.search(text):
+    if _DEFINE.search(text) or _EXPLAIN.match(text):
         return True
     term = _WHAT_IS.match(text)
     return bool(term and (term.group(2) or term.group(1) not in W.NOT_TERMS))

@@ -22,6 +22,8 @@ THANKS = _words("""
     appreciate it, appreciated, cheers, 3q, 谢谢, 谢谢你, 谢谢您, 谢啦, 谢了, 多谢, 感谢,
     非常感谢, 太感谢了, 感恩, 辛苦了, 辛苦啦, 麻烦了, 谢谢大家, 感谢大家
     谢谢老板, 谢谢大佬, 谢谢老铁, 谢谢亲, thank god, yw
+    thanks a bunch, thank you sm, thanks sm, ty sm, appreciate you, appreciate that,
+    much love, 谢谢哈, 谢谢呀, 谢了哈
 """)
 FAREWELLS = _words("""
     bye, bye bye, byebye, goodbye, good bye, see you, see ya, see you later, see you soon,
@@ -31,9 +33,12 @@ FAREWELLS = _words("""
     brb, gtg, g2g, afk, omw, gotta go, talk later, talk to you later,
     下线了, 先下了, 睡觉了, 去睡了,
     see you tomorrow, see you then, until tomorrow, 好梦, 做个好梦
+    bye for now, peace out, peace, see ya tomorrow, catch you later, take it easy, 回头聊, 改天聊,
+    下次聊, 先这样, 就这样吧
 """)
 GREETINGS = _words("""
-    hi, hey, heya, hello, hallo, hullo, howdy, yo, sup, wassup, whats up, hiya, greetings,
+    whats good, hi, hey, heya, hello, hallo, hullo, howdy, yo, sup, wassup, whats up, hiya,
+    greetings,
     good morning, good afternoon, good evening, morning, evening, gm, how are you,
     how are u, how r u, how are you doing, hows it going, how you doing, how are things,
     hows your day, whats new, nice to meet you, long time no see, welcome, welcome back,
@@ -60,9 +65,16 @@ ACKNOWLEDGEMENTS = _words("""
     是的, 是啊, 没错, 确实, 牛, 厉害, 棒, 赞, 真棒, 太好了, 不错, 真的, 是吗, 哇塞, 绝了,
     不用了, 算了, 也是, 好的呢, 666, 6
     sure thing, okie, oki, okie dokie, okey dokey, alrighty, righto, bet, fr, ikr, idk,
-    same here, my bad, sorry, so sorry, im sorry, oops sorry, no way, for sure, totally, lol true,
+    same here, my bad, sorry, so sorry, im sorry, oops sorry, no way, for sure, totally,
+    lol true,
     never mind, nvm, 对不起, 不好意思, 抱歉, 没关系, 牛逼, 牛批, nb, yyds, 太强了, 强, 厉害了,
     绝绝子, 无语, 服了, 离谱, 可爱, 真可爱, 好可爱, 有意思, 好玩, 原来如此, 这样啊, 好家伙, 确实确实
+    fair, agree, agreed, totally agree, i agree, 100, its fine, it's fine, its ok, it's ok,
+    all good,
+    anytime, love you, sweet, wtf, oh my god, oh my, my god, oh no, dang, geez, jeez, yikes,
+    ugh,
+    meh, whatever, so true, true that, ok的, 好的呀, 天哪, 天啊, 我的天, 我的天哪, 我去, 卧槽, 啊这,
+    真的假的, 没事了, 无所谓, 随便, 好吧好吧, 也行, 都行
 """)
 _REACTION = """cool great nice awesome hilarious funny amazing interesting sad cute crazy wild
     insane
@@ -88,9 +100,12 @@ REACTIONS = tuple(
 FOLLOW_UPS = _words("""
     continue, go on, keep going, go ahead, tell me more, more, and then, then what, next,
     stop, wait, wait what, why, what, how so, seriously, faster, slower, speed it up,
-    slow down, hurry up, hurry, shorter, longer, louder, try again, say it again, one more time,
+    slow down, hurry up, hurry, shorter, longer, louder, try again, say it again,
+    one more time,
     继续, 接着说, 然后呢, 还有呢, 为什么, 为啥, 啥, 快点, 快一点, 慢点, 停, 别说了, 再来,
     再来一个, 接着, 然后, 说下去
+    one more, another one, speak english, speak chinese, in english please, in chinese please,
+    forget it, 说英文, 说中文, 说英语, 用中文, 用英文, 换个, 再说一遍, 换一个
 """)
 # Words that carry no content of their own: hesitation, politeness, the bot or the group
 # being addressed. A message made only of these is "filler".
@@ -150,6 +165,11 @@ REQUEST_FRAMES_EN = _words("""
     i'd like, i wonder, i was wondering, i'm wondering, i wanna, i'm looking for,
     i am looking for, i'm curious, i am curious, i'm trying to, i am trying to
 """)
+# Exclamations whose "my"/我 says nothing about the speaker ("oh my god, did Alice quit?").
+EMPTY_FIRST = _words("""
+    oh my god, oh my gosh, my god, my gosh, oh my, my bad, my pleasure, excuse me, pardon me,
+    trust me, believe me, let me think, 我的天, 我的天哪, 我的妈呀, 我去, 我靠
+""")
 REQUEST_FRAMES_ZH = _words("""
     帮我们, 帮我, 给我们, 给我, 告诉我, 教教我, 教我, 请你, 我想知道, 我想问一下, 我想问,
     我想了解, 我问你, 问一下, 我要, 我需要, 我想要, 让我, 麻烦你, 替我, 为我
@@ -185,6 +205,7 @@ REQUEST_VERBS_EN = _words("""
     recommend, list, find, help, need, want, 怎么, 如何, 帮, 写, 修, 改, 解释, 给
 """)
 CREATIVE_OBJECTS_EN = _words("""
+    something funny, something interesting, something fun,
     joke, jokes, story, stories, poem, poems, riddle, riddles, haiku, limerick, song, pun,
     puns, fun fact, fun facts, quote, tongue twister, bedtime story, fairy tale
 """)
@@ -195,6 +216,8 @@ CREATIVE_ZH = _words("""
 # A language or tool name is a code topic alone; a generic word ("function", "bug") only with a
 # request verb or a "how do/to" ("the function of the liver", "what's the wifi code?").
 CODE_LANGS_EN = _words("""
+    this code, the following code, this function, this script, this regex, this query,
+    这段代码, 这个函数, 这个报错,
     python, javascript, typescript, golang, kotlin, php, sql, regex, regexp,
     regular expression, stack trace, traceback, compile error, syntax error, json, yaml,
     html, css, bash script, shell command, git command, dockerfile, pandas, numpy, c++, c#
@@ -278,6 +301,10 @@ ARITH_WORDS_EN = _words("""
 ARITH_WORDS_ZH = _words(
     "加上, 减去, 乘以, 除以, 加, 减, 乘, 除, 的平方, 的立方, 次方, 开方, 平方根"
 )
+# Number questions that name no operator: a digit and one of these is arithmetic.
+ARITH_TOPICS = _words("""
+    prime number, a prime, even or odd, odd or even, tip on, 质数, 素数, 奇数还是偶数
+""")
 ARITH_ASK = _words("""
     what is, whats, what's, how much is, calculate, compute, solve, equals, equal,
     等于, 多少, 算一下, 计算, 得几, 是几

@@ -82,6 +82,13 @@ SKIPS_SOCIAL = [
     ("why?", "social.follow_up"),
     ("继续", "social.follow_up"),
     ("T_T", "social.filler"),
+    ("totally agree, nah it's fine", "social.acknowledgement"),
+    ("ok的", "social.acknowledgement"),
+    ("卧槽 真的假的", "social.acknowledgement"),
+    ("oh my god", "social.acknowledgement"),  # "my" inside an exclamation
+    ("peace out ✌️", "social.farewell"),
+    ("回头聊", "social.farewell"),
+    ("说英文", "social.follow_up"),
     ("ｔｈａｎｋｓ！", "social.thanks"),  # full-width letters
 ]
 
@@ -150,6 +157,13 @@ SKIPS_IMPERSONAL = [
     ("convert 5 km to miles", "impersonal.arithmetic"),
     ("100美元等于多少人民币", "impersonal.arithmetic"),
     ("一加一等于几", "impersonal.arithmetic"),
+    ("is 97 a prime number", "impersonal.arithmetic"),
+    ("calculate 15% tip on 60", "impersonal.arithmetic"),
+    ("explain what a blockchain is", "impersonal.definition"),
+    ("got any jokes?", "impersonal.creative"),
+    ("写一首关于月亮的诗", "impersonal.creative"),
+    ("make this email more polite", "impersonal.rewrite"),
+    ("what's wrong with this code: print('hi'", "impersonal.code"),
     ("what's the time in Tokyo", "impersonal.time"),
     ("今天几号？", "impersonal.time"),
     ("what is a black hole", "impersonal.definition"),
@@ -217,6 +231,10 @@ PASSES = [
     ("年终总结写好了吗", "default"),
     ("I'll call you later", "personal"),  # i'll is not "ill"
     ("we're late", "personal"),
+    ("my bad, I forgot to tell you about the dentist", "recall_cue"),
+    ("oh my god, did Alice really quit?", "known_name"),
+    ("写一首关于我们友谊的诗", "personal"),  # a poem about us
+    ("is 5 a good score for the exam we took", "personal"),
 ]
 
 
