@@ -177,6 +177,7 @@ _WHAT_IS = re.compile(
     r"(?:([a-z][a-z\-]*)|an?\s+([a-z][a-z\-]*(?:\s+[a-z][a-z\-]*){0,2}))\s*[?!.]*$"
 )
 _ABOUT_BOT = re.compile(_alt(W.ABOUT_BOT))
+_ADVICE = re.compile(_alt(W.ADVICE))
 # "explain what a blockchain is", "explain an API": a term with an article, short message.
 _EXPLAIN = re.compile(
     r"^(?:(?:can|could)\s+you\s+)?explain\s+(?:to\s+me\s+)?(?:what\s+)?an?\s+\w+(?:\s+\w+)?"
@@ -241,5 +242,6 @@ CATEGORY_PATTERNS: tuple[tuple[str, str, Callable[[str], bool]], ...] = (
     ("definition", "impersonal.definition", _definition),
     ("joke, story or poem", "impersonal.creative", lambda t: bool(_CREATIVE.search(t))),
     ("about the bot", "impersonal.about_bot", lambda t: bool(_ABOUT_BOT.search(t))),
+    ("advice or how-to", "impersonal.advice", lambda t: bool(_ADVICE.search(t))),
     ("general knowledge", "impersonal.general_knowledge", lambda t: bool(_GENERAL.search(t))),
 )

@@ -316,11 +316,22 @@ ABOUT_BOT = _words("""
     are you a bot, are you a robot, are you an ai, are you human, are you real,
     how old are you, what can you do, what do you do, who made you, who created you,
     你是谁, 你叫什么, 你叫啥, 你是机器人吗, 你是ai吗, 你是人吗, 你会干什么, 你会做什么, 你能做什么,
-    你几岁, 谁创造了你, 你是男的还是女的
+    你几岁, 谁创造了你, 你是男的还是女的, your favorite, your favourite, what do you think of,
+    what do you think about, whats your opinion, what is your opinion, have you ever,
+    do you have feelings, are you happy, do you sleep, 你觉得, 你喜欢什么, 你最喜欢, 你有感情吗
 """)
 UNITS = _words("""
     km, kilometers, kilometres, miles, mile, meters, metres, feet, foot, inches, inch, cm,
     kg, kilograms, pounds, pound, lbs, ounces, ounce, grams, celsius, fahrenheit, liters,
     litres, gallons, cups, dollars, usd, euros, yuan, rmb, yen, 公里, 英里, 公斤, 斤, 美元,
     人民币, 日元, 欧元, 摄氏度, 华氏度
+""")
+# Advice and how-to asked of the world, not of the chat ("how to", "any tips for", 怎么做).
+ADVICE = _words("""
+    how to, how do you make, how do you cook, how can one, whats the best way to,
+    what is the best way to, best way to, any tips, tips for, tips on, recipe for, ways to,
+    is it healthy to, is it safe to, is it bad to, recommend a, recommend an, recommend some,
+    suggest a, suggest an, suggest some, how do i, how can i, how should i,
+    怎么做, 如何, 怎样才能, 有什么方法, 有什么建议,
+    有什么好的, 的做法, 教程, 推荐一个, 推荐一本, 推荐一部, 推荐几, 推荐一些, 推荐一下
 """)

@@ -173,6 +173,14 @@ SKIPS_IMPERSONAL = [
     ("what's your name?", "impersonal.about_bot"),
     ("are you a robot", "impersonal.about_bot"),
     ("你是谁呀", "impersonal.about_bot"),
+    ("what do you think about AI art?", "impersonal.about_bot"),
+    ("what's your favorite color", "impersonal.about_bot"),
+    ("你觉得呢", "impersonal.about_bot"),
+    ("how do I get rid of hiccups", "impersonal.advice"),
+    ("what's the best way to learn guitar?", "impersonal.advice"),
+    ("recommend a good sci-fi book", "impersonal.advice"),
+    ("红烧肉怎么做", "impersonal.advice"),
+    ("推荐一部电影", "impersonal.advice"),
     ("thanks! and what's 2+2?", "impersonal.arithmetic"),  # social opener, impersonal content
     ("@bot what's 17*23", "impersonal.arithmetic"),  # the bot's id is not a person
 ]
@@ -216,7 +224,7 @@ PASSES = [
     ("do you like tiramisu", "known_term"),
     ("火锅好吃吗", "known_term"),
     ("any good kayak spots?", "known_term"),
-    ("what do you think about AI art?", "default"),
+    ("would AI art sell?", "default"),
     ("the movie was great", "default"),
     ("what's the wifi code?", "default"),  # a generic code word alone is not a code question
     ("what's up with the trip to Osaka, the plan changed again", "recall_cue"),
@@ -231,6 +239,9 @@ PASSES = [
     ("年终总结写好了吗", "default"),
     ("I'll call you later", "personal"),  # i'll is not "ill"
     ("we're late", "personal"),
+    ("recommend me a movie", "personal"),  # the speaker's taste is what memory holds
+    ("how do I fix my bike", "personal"),
+    ("what do you think about Alice's idea", "known_name"),
     ("my bad, I forgot to tell you about the dentist", "recall_cue"),
     ("oh my god, did Alice really quit?", "known_name"),
     ("写一首关于我们友谊的诗", "personal"),  # a poem about us
