@@ -27,16 +27,15 @@ wins (`GateDecision.rule` says which):
 8. `default`: no rule applies: pass (a missed recall costs more than one injected memory).
 
 A dialogue context (two or more "Name: text" / `<Name>: "text"` lines) is judged line by line:
-it passes if any line passes; otherwise the last line (the current message) gives the reason.
+it passes if any line passes by a cue (rules 3-5, 7); otherwise its last line (the message
+being answered) decides. The bot's own lines are left out.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from indexer import recall_gate_words as W
@@ -44,7 +43,6 @@ from indexer.recall_gate_patterns import (
     CATEGORY_PATTERNS,
     FIRST_SENTENCE,
     FRAMES,
-    LATIN_NAME,
     LAUGH_SHAPE,
     OBJECT_VERBS,
     PERSONAL,
@@ -53,22 +51,13 @@ from indexer.recall_gate_patterns import (
     SENTENCE_END,
     SOCIAL,
     SOCIAL_CLASS,
-    SQUEEZE,
 )
+from indexer.recall_gate_text import MAX_CHARS, Names, names_of, normalise, shown, squeeze
 from indexer.tokenize import cjk_bigrams, word_tokens
 
 GATE_VERSION = "gate-1"
-# A gate decision reads the first MAX_CHARS only: a 1 MB paste must cost what a page costs,
-# and any cue that matters (a name, "remember", "my") shows in its first page. A longer
-# message is never skipped: a skip must cover everything, and the rest was not read.
-MAX_CHARS = 4000
 LONG_CHARS = 200
 LONG_SENTENCES = 3
-NAME_DISPLAY_CHARS = 40
-# Names are hostile too: a 1 MB "display name" would make a 1 MB-deep trie (RecursionError)
-# and 100,000 names a huge regex. A longer string is not a name anyone types in a message.
-MAX_NAME_CHARS = 64
-MAX_NAMES = 5000
 
 SOCIAL_REASONS = (
     "thanks",
@@ -91,17 +80,13 @@ REASONS: tuple[str, ...] = (
     "no rule applies",
 )
 # Which rule to report when several lines of a dialogue pass.
-_PASS_PRIORITY = ("recall_cue", "personal", "known_name", "known_term", "default")
-# Control and format characters (NUL, RTL marks, zero-width joiners, BOM): never content.
-_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
+_PASS_PRIORITY = ("recall_cue", "personal", "known_name", "known_term")
 _SPACES = re.compile(r"[ \t\r\f\v]+")
 _CONTENT = re.compile(r"[^\W_]")
 _MENTION = re.compile(r"@[a-z0-9_.\-]+|@\S+(?=\s|$)")
 _DIALOGUE_LINE = re.compile(r'^\s*(?:<[^<>\n]{1,40}>|[^\s:<>"]{1,30}(?: [^\s:<>"]{1,30})?)\s*:\s*')
 _QUOTES = re.compile(r'^"(.*)"$')
 _WORD = re.compile(r"[^\W_]+")
-_US = re.compile(r"(?<![A-Za-z])U\.?S\.?(?![A-Za-z])")  # the country, not "us"
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
 _CONTRACTIONS = {"i'll": "i will", "i'd": "i would", "we're": "we are", "we'd": "we would"}
 _CONTRACTION = re.compile(r"(?<![a-z])(?:i'll|i'd|we're|we'd)(?![a-z])")
 _EMOJI_REASONS = (("laughter", "😂🤣😆😹😄😁😅"), ("thanks", "🙏"), ("acknowledgement", "👍👌✅🆗"))
@@ -137,70 +122,9 @@ def _pass(reason: str, rule: str) -> GateDecision:
     return GateDecision(recall=True, reason=reason, rule=rule)
 
 
-def _normalise(text: str) -> str:
-    """Lowercase NFKC (full-width punctuation and letters become ASCII), no control chars."""
-    text = _US.sub(" usa ", _CONTROL.sub(" ", text))
-    text = unicodedata.normalize("NFKC", text).casefold()[:MAX_CHARS]
-    return text.replace("\u2019", "'").replace("\u2018", "'")
-
-
-def _squeeze(text: str) -> str:
-    """Repeated letters once ("thaaanks" -> "thanks", 哈哈哈 -> 哈); digits are kept."""
-    return SQUEEZE.sub(r"\1", text)
-
-
-@dataclass(frozen=True)
-class _Names:
-    latin: re.Pattern[str] | None  # whole words, on the normalised text
-    latin_squeezed: re.Pattern[str] | None  # the same names squeezed, for rule 2
-    cjk: tuple[tuple[str, str], ...]  # (normalised, display) matched as substrings
-    display: dict[str, str]
-
-    def find(self, text: str) -> str | None:
-        for key, shown in self.cjk:
-            if key in text:
-                return shown
-        match = self.latin.search(text) if self.latin else None
-        return self.display[match.group(0)] if match else None
-
-    def remove(self, squeezed: str) -> str:
-        for key, _ in self.cjk:
-            squeezed = squeezed.replace(_squeeze(key), " ")
-        return self.latin_squeezed.sub(" ", squeezed) if self.latin_squeezed else squeezed
-
-
-def _shown(name: str) -> str:
-    clean = _SPACES.sub(" ", _CONTROL.sub(" ", name.replace("\n", " "))).strip()
-    return clean[:NAME_DISPLAY_CHARS]
-
-
-@lru_cache(maxsize=64)
-def _names(names: tuple[str, ...]) -> _Names:
-    """Names compiled once per chat's name list (the lead passes the same list per scope)."""
-    display: dict[str, str] = {}
-    cjk: list[tuple[str, str]] = []
-    for raw in names[:MAX_NAMES]:
-        if len(raw) > MAX_NAME_CHARS * 4:  # before normalising: NFKC of a huge string costs
-            continue
-        key = _SPACES.sub(" ", _normalise(raw).replace("\n", " ")).strip().lstrip("@")
-        if key in W.GENERIC_NAMES or not _CONTENT.search(key) or len(key) > MAX_NAME_CHARS:
-            continue
-        if _CJK.search(key):
-            if len(key) >= 2:  # one Han character (明) occurs inside too many words
-                cjk.append((key, _shown(raw)))
-        elif len(key) >= 2:
-            display.setdefault(key, _shown(raw))
-    keys = sorted(display, key=len, reverse=True)
-    latin = LATIN_NAME(keys) if keys else None
-    squeezed = (
-        LATIN_NAME(sorted({_squeeze(k) for k in keys}, key=len, reverse=True)) if keys else None
-    )
-    return _Names(latin, squeezed, tuple(sorted(cjk, key=lambda c: -len(c[0]))), display)
-
-
-def _social_only(text: str, names: _Names) -> str | None:
+def _social_only(text: str, names: Names) -> str | None:
     """The social reason if `text` is made only of social material, else None."""
-    squeezed = _squeeze(_MENTION.sub(" ", text).replace("'", ""))
+    squeezed = squeeze(_MENTION.sub(" ", text).replace("'", ""))
     found: set[str] = set()
 
     def note(match: re.Match[str]) -> str:
@@ -240,7 +164,7 @@ def _is_long(text: str) -> bool:
     return len(text) > LONG_CHARS or sentences >= LONG_SENTENCES
 
 
-def _decide_line(text: str, names: _Names, terms: frozenset[str], truncated: bool) -> GateDecision:
+def _decide_line(text: str, names: Names, terms: frozenset[str], truncated: bool) -> GateDecision:
     text = _SPACES.sub(" ", text.replace("\n", " ")).strip()
     if not truncated:
         if not _CONTENT.search(text):
@@ -281,7 +205,7 @@ def _known_term(text: str, terms: frozenset[str]) -> str | None:
     if hit is None:
         return None
     typed = next((w for w in _WORD.findall(text) if hit in word_tokens(w)), hit)
-    return _shown(typed)
+    return shown(typed)
 
 
 def _lines(text: str) -> list[str]:
@@ -313,12 +237,18 @@ def decide(
     """
     raw = message if isinstance(message, str) else str(message)
     truncated = len(raw) > MAX_CHARS
-    text = _normalise(raw[: MAX_CHARS * 2])  # NFKC may grow or shrink text; cap again inside
+    text = normalise(raw[: MAX_CHARS * 2])  # NFKC may grow or shrink text; cap again inside
     truncated = truncated or len(text) >= MAX_CHARS
-    chat = _names(tuple(n for n in names if isinstance(n, str)))
-    terms = frozenset(t for t in known_terms if isinstance(t, str) and t)
+    chat = names_of(tuple(n for n in names if isinstance(n, str)))
+    terms = (
+        known_terms
+        if isinstance(known_terms, frozenset)  # the lead may keep one per scope
+        else frozenset(t for t in known_terms if isinstance(t, str) and t)
+    )
     decisions = [_decide_line(line, chat, terms, truncated) for line in _lines(text)]
-    passed = [d for d in decisions if d.recall]
-    if not passed:
+    # A cue on any line of a dialogue passes it; otherwise its last line (the message being
+    # answered) decides: an earlier "the movie was great" does not make "haha yeah" need memory.
+    cued = [d for d in decisions if d.recall and d.rule != "default"]
+    if not cued:
         return decisions[-1]
-    return min(reversed(passed), key=lambda d: _PASS_PRIORITY.index(d.rule))
+    return min(reversed(cued), key=lambda d: _PASS_PRIORITY.index(d.rule))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+from indexer import recall_gate_topics as T
 from indexer import recall_gate_words as W
 
 _CJK_CHARS = "\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
@@ -112,7 +113,7 @@ FRAMES = re.compile(_alt(W.REQUEST_FRAMES_EN + W.REQUEST_FRAMES_ZH + W.EMPTY_FIR
 
 # What a translate/rewrite/define request works on: quoted text, or what follows its colon.
 OBJECT_VERBS = re.compile(
-    _alt(W.TRANSLATE_EN + W.TRANSLATE_ZH + W.REWRITE_EN + W.REWRITE_ZH + ("mean", "意思"))
+    _alt(T.TRANSLATE_EN + T.TRANSLATE_ZH + T.REWRITE_EN + T.REWRITE_ZH + ("mean", "意思"))
 )
 QUOTED = re.compile(
     r'"[^"\n]{0,400}"|“[^”\n]{0,400}”|「[^」\n]{0,400}」|『[^』\n]{0,400}』|《[^》\n]{0,400}》'
@@ -125,47 +126,47 @@ FIRST_SENTENCE = re.compile(r"(?:[^.!?。\n]|[.!?](?!\s|$))*[.!?。]*")
 
 # Rule 6: one predicate per impersonal class, tested in this order.
 _NUM = r"(?:\d[\d.,]*|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|[零一二三四五六七八九十百千万两]+)"  # noqa: E501
-_OPS = _alt(W.ARITH_WORDS_EN)
+_OPS = _alt(T.ARITH_WORDS_EN)
 _ARITH_STRONG = re.compile(
     rf"\d\s*(?:[+*×÷^=]|\*\*)\s*[-(]?\s*\d|\d\s*[+*×÷^=]\s*\?|(?<![a-z]){_NUM}\s*{_OPS}\s*[-(]?{_NUM}(?![a-z])"
-    rf"|\d\s*%\s*of\s*\d|(?:convert|how\s+many|how\s+much)\s+(?:\S+\s+){{0,4}}?(?:in|to|into)\s+(?:an?\s+|one\s+)?{_alt(W.UNITS)}"
-    rf"|\d\s*{_alt(W.UNITS)}\s+(?:in|to|into)\s+{_alt(W.UNITS)}"
-    rf"|\d\s*{_alt(W.UNITS)}\s*(?:等于|是|换|合|能换)?\s*多少\s*{_alt(W.UNITS)}"
+    rf"|\d\s*%\s*of\s*\d|(?:convert|how\s+many|how\s+much)\s+(?:\S+\s+){{0,4}}?(?:in|to|into)\s+(?:an?\s+|one\s+)?{_alt(T.UNITS)}"
+    rf"|\d\s*{_alt(T.UNITS)}\s+(?:in|to|into)\s+{_alt(T.UNITS)}"
+    rf"|\d\s*{_alt(T.UNITS)}\s*(?:等于|是|换|合|能换)?\s*多少\s*{_alt(T.UNITS)}"
     rf"|\d\s*(?:squared|cubed)|(?:square\s+root\s+of|sqrt|factorial\s+of)\s*\(?\d"
-    rf"|{_NUM}\s*{_alt(W.ARITH_WORDS_ZH)}\s*{_NUM}"  # 三加五, not 十一加班 or 一加手机
+    rf"|{_NUM}\s*{_alt(T.ARITH_WORDS_ZH)}\s*{_NUM}"  # 三加五, not 十一加班 or 一加手机
     r"|\d\s*(?:的平方|的立方|次方|开方)"
 )
 _ARITH_WEAK = re.compile(r"\d\s*[-/x]\s*\d")  # 5-3, 12/4, 17x23: also a date or a size
-_ARITH_ASK = re.compile(_alt(W.ARITH_ASK))
-_ARITH_TOPIC = re.compile(_alt(W.ARITH_TOPICS))
+_ARITH_ASK = re.compile(_alt(T.ARITH_ASK))
+_ARITH_TOPIC = re.compile(_alt(T.ARITH_TOPICS))
 _CALCULATE = re.compile(_alt(("calculate", "compute", "solve", "算一下", "计算", "算算")))
 _DIGIT = re.compile(r"\d")
 # A Chinese time question ends the message: 今天几号 asks the date, 今天几号开会 a plan.
-_TIME = re.compile(_alt(W.TIME_EN) + "|" + _alt(W.TIME_ZH) + r"(?=[\s?!。,.啊呀呢吗了啦]*$)")
+_TIME = re.compile(_alt(T.TIME_EN) + "|" + _alt(T.TIME_ZH) + r"(?=[\s?!。,.啊呀呢吗了啦]*$)")
 # An English weather word is a question about the weather only when asked ("will it rain?",
 # "the forecast for tomorrow"); "the rain ruined the picnic" is a story.
-_WEATHER = re.compile(_alt(W.WEATHER_ZH))
-_WEATHER_EN = re.compile(_alt(W.WEATHER_EN))
+_WEATHER = re.compile(_alt(T.WEATHER_ZH))
+_WEATHER_EN = re.compile(_alt(T.WEATHER_EN))
 _WEATHER_ASK = re.compile(
     r"\?|(?<![a-z])(?:what|whats|how|hows|will|is it|gonna|going to|today|tomorrow|tonight"
     r"|this week|this weekend|forecast|should)(?![a-z])"
 )
 _TRANSLATE = re.compile(
-    _alt(W.TRANSLATE_EN + W.TRANSLATE_ZH)
-    + f"|{_alt(W.LANGUAGES_ZH)}\\s*(?:里|中|里面)?\\s*(?:{_alt(W.SAY_ZH)}|是什么|叫什么)"
+    _alt(T.TRANSLATE_EN + T.TRANSLATE_ZH)
+    + f"|{_alt(T.LANGUAGES_ZH)}\\s*(?:里|中|里面)?\\s*(?:{_alt(T.SAY_ZH)}|是什么|叫什么)"
 )
 _CODE_ALONE = re.compile(
-    _alt(W.CODE_LANGS_EN + W.CODE_ZH)
+    _alt(T.CODE_LANGS_EN + T.CODE_ZH)
     + r"|```|(?<![a-z])def\s+\w+\(|#include|console\.log|=>|traceback\s+\(most"
     + r"|(?<![a-z])select\s+\S+\s+from(?![a-z])"
 )
-_CODE_GENERIC = re.compile(_alt(W.CODE_GENERIC_EN))
+_CODE_GENERIC = re.compile(_alt(T.CODE_GENERIC_EN))
 _VERBS = _alt(
-    W.REQUEST_VERBS_EN + ("how to", "how do", "how can", "how should", "another", "one more")
+    T.REQUEST_VERBS_EN + ("how to", "how do", "how can", "how should", "another", "one more")
 )
 _REQUEST = re.compile(_VERBS)
 _DEFINE = re.compile(
-    _alt(W.DEFINE_EN + W.DEFINE_ZH)
+    _alt(T.DEFINE_EN + T.DEFINE_ZH)
     # "what does he mean?" asks about the conversation, not a word
     + r"|(?<![a-z])what\s+(?:does|do)\s+(?!(?:he|she|they|you|his|her|their)(?![a-z]))"
     + r"(?:\S+\s+){0,6}?mean(?![a-z])"
@@ -176,26 +177,26 @@ _WHAT_IS = re.compile(
     r"^(?:(?:so|and|hey|ok|um|but)\s+)?what(?:'s|s|\s+is|\s+are)\s+"
     r"(?:([a-z][a-z\-]*)|an?\s+([a-z][a-z\-]*(?:\s+[a-z][a-z\-]*){0,2}))\s*[?!.]*$"
 )
-_ABOUT_BOT = re.compile(_alt(W.ABOUT_BOT))
-_ADVICE = re.compile(_alt(W.ADVICE))
+_ABOUT_BOT = re.compile(_alt(T.ABOUT_BOT))
+_ADVICE = re.compile(_alt(T.ADVICE))
 # "explain what a blockchain is", "explain an API": a term with an article, short message.
 _EXPLAIN = re.compile(
     r"^(?:(?:can|could)\s+you\s+)?explain\s+(?:to\s+me\s+)?(?:what\s+)?an?\s+\w+(?:\s+\w+)?"
     r"(?:\s+is)?\s*[?!.]*$"
 )
-_CREATIVE_VERBS = _alt((*W.REQUEST_VERBS_EN, "another", "one more", "got", "any", "know", "hear"))
+_CREATIVE_VERBS = _alt((*T.REQUEST_VERBS_EN, "another", "one more", "got", "any", "know", "hear"))
 _CREATIVE = re.compile(
-    rf"{_CREATIVE_VERBS}[^.?!]{{0,40}}?{_alt(W.CREATIVE_OBJECTS_EN)}|{_alt(W.CREATIVE_ZH)}"
+    rf"{_CREATIVE_VERBS}[^.?!]{{0,40}}?{_alt(T.CREATIVE_OBJECTS_EN)}|{_alt(T.CREATIVE_ZH)}"
     # 写一首关于月亮的诗, 讲个好笑的故事: a measure word, a few words, the kind of text
     r"|(?:写|作|来|讲|说|编)(?:一|两|几)?(?:首|篇|个|段|则)[^。？！?!]{0,12}?(?:诗|词|故事|笑话|歌|小说|作文|段子)"
 )
 _REWRITE = re.compile(
-    _alt(W.REWRITE_EN + W.REWRITE_ZH)
+    _alt(T.REWRITE_EN + T.REWRITE_ZH)
     + r"|(?<![a-z])make\s+(?:this|it)\s+(?:\w+\s+){0,2}?(?:more|less|shorter|longer|clearer|polite"
     + r"|formal|casual|friendlier|better)(?![a-z])"
 )
 _GENERAL = re.compile(
-    _alt(W.GENERAL_EN + W.GENERAL_ZH)
+    _alt(T.GENERAL_EN + T.GENERAL_ZH)
     + r"|(?<![a-z])(?:largest|biggest|tallest|longest|highest|smallest|deepest|oldest|fastest)"
     + r"\s+\w+(?:\s+\w+)?\s+(?:in\s+the|on\s+earth|ever)(?![a-z])"
 )
@@ -227,7 +228,7 @@ def _definition(text: str) -> bool:
     if _DEFINE.search(text) or _EXPLAIN.match(text):
         return True
     term = _WHAT_IS.match(text)
-    return bool(term and (term.group(2) or term.group(1) not in W.NOT_TERMS))
+    return bool(term and (term.group(2) or term.group(1) not in T.NOT_TERMS))
 
 
 # Translation and rewrite come first: their object ("translate: 今天天气很好") must not make

@@ -10,13 +10,13 @@ verbs x impersonal objects), not sentences to match whole.
 from __future__ import annotations
 
 
-def _words(text: str) -> tuple[str, ...]:
+def phrases(text: str) -> tuple[str, ...]:
     """One phrase a line or a comma-separated list."""
     return tuple(p.strip() for line in text.splitlines() for p in line.split(",") if p.strip())
 
 
 # --- social material (rule 2): a message made only of these needs no memory -------------
-THANKS = _words("""
+THANKS = phrases("""
     thanks, thank you, thank u, thanks a lot, thanks so much, thank you so much, thanks again,
     thank you very much, many thanks, thx, thnx, tnx, ty, tysm, tyvm, much appreciated,
     appreciate it, appreciated, cheers, 3q, 谢谢, 谢谢你, 谢谢您, 谢啦, 谢了, 多谢, 感谢,
@@ -25,7 +25,7 @@ THANKS = _words("""
     thanks a bunch, thank you sm, thanks sm, ty sm, appreciate you, appreciate that,
     much love, 谢谢哈, 谢谢呀, 谢了哈
 """)
-FAREWELLS = _words("""
+FAREWELLS = phrases("""
     bye, bye bye, byebye, goodbye, good bye, see you, see ya, see you later, see you soon,
     cya, later, ttyl, good night, gn, nighty night, night, take care, have a good day,
     have a nice day, have a good one, 再见, 拜拜, 拜, 晚安, 回头见, 明天见, 下次见, 先走了,
@@ -36,7 +36,7 @@ FAREWELLS = _words("""
     bye for now, peace out, peace, see ya tomorrow, catch you later, take it easy, 回头聊, 改天聊,
     下次聊, 先这样, 就这样吧
 """)
-GREETINGS = _words("""
+GREETINGS = phrases("""
     whats good, hi, hey, heya, hello, hallo, hullo, howdy, yo, sup, wassup, whats up, hiya,
     greetings,
     good morning, good afternoon, good evening, morning, evening, gm, how are you,
@@ -48,12 +48,12 @@ GREETINGS = _words("""
     congratulations, good luck, get well soon, bless you, 生日快乐, 新年快乐, 节日快乐, 圣诞快乐,
     恭喜, 恭喜发财, 加油, 早点休息, 注意身体
 """)
-LAUGHTER = _words("""
+LAUGHTER = phrases("""
     ha, lol, lmao, lmfao, rofl, xd, kek, jaja, haha, hehe, hihi, hoho, ahah, 哈哈, 呵呵, 嘿嘿,
     嘻嘻, 笑死, 笑死我了, 草, 绷不住了, 乐, 哈
     笑哭, 太好笑了, 好笑, 真逗, 你真逗, 太逗了, 乐死, 蚌埠住了, 哈哈哈哈
 """)
-ACKNOWLEDGEMENTS = _words("""
+ACKNOWLEDGEMENTS = phrases("""
     ok, okay, okey, k, kk, sure, yes, yeah, yep, yup, ya, yea, no, nope, nah, alright,
     all right, fine, got it, gotcha, i see, understood, noted, cool, nice, great, awesome,
     perfect, good, good to know, makes sense, fair enough, sounds good, will do, roger,
@@ -97,7 +97,7 @@ REACTIONS = tuple(
     for adj in _REACTION.split()
 )
 # Prompts to go on or stop, about the conversation itself, not about anything remembered.
-FOLLOW_UPS = _words("""
+FOLLOW_UPS = phrases("""
     continue, go on, keep going, go ahead, tell me more, more, and then, then what, next,
     stop, wait, wait what, why, what, how so, seriously, faster, slower, speed it up,
     slow down, hurry up, hurry, shorter, longer, louder, try again, say it again,
@@ -109,7 +109,7 @@ FOLLOW_UPS = _words("""
 """)
 # Words that carry no content of their own: hesitation, politeness, the bot or the group
 # being addressed. A message made only of these is "filler".
-FILLERS = _words("""
+FILLERS = phrases("""
     um, umm, uh, uhm, erm, er, hmm, hm, mm, well, so, anyway, please, pls, plz, just, then,
     and, but, oh, ah, you, u, too, so much, very much, a lot, again, guys, all, everyone,
     bro, dude, man, mate, buddy, fam, bot, robot, assistant, ai, sir, 呃, 额, 嗯哼, 唔,
@@ -121,19 +121,19 @@ FILLERS = _words("""
 # "@bot what's 2+2" look like it names a person of the chat.
 # Speaker labels of the bot's own lines in a dialogue context ("assistant: ...").
 BOT_LABELS = frozenset(
-    _words(
+    phrases(
         "bot, robot, assistant, ai, system, 机器人, 助手, 小助手, langbot, chatbot, gpt, chatgpt"
     )
 )
 GENERIC_NAMES = frozenset(
-    _words("""
+    phrases("""
     bot, robot, assistant, ai, user, system, me, you, everyone, all, admin, 机器人, 助手, 小助手,
     langbot, chatbot, gpt, chatgpt
 """)
 )
 
 # --- recall cues (rule 3) ---------------------------------------------------------------
-RECALL_EN = _words("""
+RECALL_EN = phrases("""
     remember, remembered, remembering, recall, remind me, forgot, forget, forgotten,
     last time, the other day, that time, earlier, before, again, you said, you told me,
     told you, you mentioned, you promised, you suggested, you recommended, we talked,
@@ -141,7 +141,7 @@ RECALL_EN = _words("""
     previously, yesterday, ago, last week, last month, last year, last night, the chat,
     this chat, our chat, the conversation, our conversation
 """)
-RECALL_ZH = _words("""
+RECALL_ZH = phrases("""
     记得, 还记得, 记不记得, 记住, 记一下, 上次, 上回, 之前, 以前, 说过, 提过, 聊过, 讲过,
     那次, 那天, 上周, 上个月, 去年, 昨天, 前天, 前几天, 刚才, 忘了, 忘记, 你说的, 聊了什么,
     讨论过, 群里
@@ -149,15 +149,15 @@ RECALL_ZH = _words("""
 
 # --- personal reference (rule 4) ----------------------------------------------------------
 # Strong: a possessive first person, or "we" forms of Chinese; always personal.
-STRONG_FIRST_EN = _words("my, mine, our, ours, myself, ourselves")
-STRONG_FIRST_ZH = _words("我的, 我们, 我們, 咱们, 咱們, 俺们, 我家, 本人, 自己的")
+STRONG_FIRST_EN = phrases("my, mine, our, ours, myself, ourselves")
+STRONG_FIRST_ZH = phrases("我的, 我们, 我們, 咱们, 咱們, 俺们, 我家, 本人, 自己的")
 # Weak: a bare "I"/"me"/我, which a request frame ("help me translate") may explain away.
-WEAK_FIRST_EN = _words("""
+WEAK_FIRST_EN = phrases("""
     me, im, i'm, i've, ive, i'll, i'd, we, we're, we've, we'll, you guys, y'all, you all
 """)
-WEAK_FIRST_ZH = _words("我, 俺, 咱, 你们")
+WEAK_FIRST_ZH = phrases("我, 俺, 咱, 你们")
 # Where a first person only frames a request: removed before the weak check above.
-REQUEST_FRAMES_EN = _words("""
+REQUEST_FRAMES_EN = phrases("""
     help me, help us, tell me, tell us, give me, give us, show me, show us, teach me,
     explain to me, get me, find me, make me, write me, send me, let me, let us, let's, lets,
     for me, to me, can i, could i, may i, should i, do i, how do i, how can i, how would i,
@@ -166,172 +166,33 @@ REQUEST_FRAMES_EN = _words("""
     i am looking for, i'm curious, i am curious, i'm trying to, i am trying to
 """)
 # Exclamations whose "my"/我 says nothing about the speaker ("oh my god, did Alice quit?").
-EMPTY_FIRST = _words("""
+EMPTY_FIRST = phrases("""
     oh my god, oh my gosh, my god, my gosh, oh my, my bad, my pleasure, excuse me, pardon me,
     trust me, believe me, let me think, 我的天, 我的天哪, 我的妈呀, 我去, 我靠
 """)
-REQUEST_FRAMES_ZH = _words("""
+REQUEST_FRAMES_ZH = phrases("""
     帮我们, 帮我, 给我们, 给我, 告诉我, 教教我, 教我, 请你, 我想知道, 我想问一下, 我想问,
     我想了解, 我问你, 问一下, 我要, 我需要, 我想要, 让我, 麻烦你, 替我, 为我
 """)
 # People of the speaker's life. With a possessive they are always personal; the bare words
 # that only ever mean the speaker's own family (mom, 老婆) are personal alone.
-KIN_EN = _words("""
+KIN_EN = phrases("""
     mom, mum, mother, dad, father, parents, wife, husband, girlfriend, boyfriend, gf, bf,
     partner, fiance, fiancee, son, daughter, kid, kids, baby, children, brother, sister,
     sibling, cousin, aunt, uncle, grandma, grandpa, grandmother, grandfather, family,
     friend, friends, bestie, boss, colleague, coworker, roommate, neighbor, neighbour,
     teacher, doctor, dog, cat, pet
 """)
-KIN_BARE_EN = _words("mom, mum, mommy, dad, daddy, grandma, grandpa, granny")
-POSSESSIVES_EN = _words("my, our, your, his, her, their")
-KIN_ZH = _words("""
+KIN_BARE_EN = phrases("mom, mum, mommy, dad, daddy, grandma, grandpa, granny")
+POSSESSIVES_EN = phrases("my, our, your, his, her, their")
+KIN_ZH = phrases("""
     妈妈, 老妈, 我妈, 爸爸, 老爸, 我爸, 老婆, 老公, 媳妇, 女朋友, 男朋友, 女票, 男票, 对象,
     闺蜜, 儿子, 女儿, 宝宝, 孩子, 爷爷, 奶奶, 外婆, 外公, 姥姥, 姥爷, 哥哥, 姐姐, 弟弟,
     妹妹, 室友, 同事, 领导, 老板, 家人
 """)
 # "did you ..." about the past or the people here; "did you know" is a trivia opener.
-SECOND_PAST_EN = _words("""
+SECOND_PAST_EN = phrases("""
     have you been, have you seen, have you heard from, have you finished,
     have you done, were you, you were, you did
 """)
-SECOND_PAST_ZH = _words("你上次, 你之前, 你昨天, 你答应, 你刚才")
-
-# --- impersonal requests (rule 6) ---------------------------------------------------------
-REQUEST_VERBS_EN = _words("""
-    tell, write, give, make, compose, create, generate, share, recite, sing, show, explain,
-    fix, debug, convert, implement, translate, calculate, compute, solve, summarize,
-    summarise, rewrite, rephrase, paraphrase, proofread, shorten, polish, draft, suggest,
-    recommend, list, find, help, need, want, 怎么, 如何, 帮, 写, 修, 改, 解释, 给
-""")
-CREATIVE_OBJECTS_EN = _words("""
-    something funny, something interesting, something fun,
-    joke, jokes, story, stories, poem, poems, riddle, riddles, haiku, limerick, song, pun,
-    puns, fun fact, fun facts, quote, tongue twister, bedtime story, fairy tale
-""")
-CREATIVE_ZH = _words("""
-    讲个笑话, 讲一个笑话, 说个笑话, 来个笑话, 讲笑话, 笑话, 讲个故事, 讲一个故事, 讲故事,
-    写首诗, 写一首诗, 来首诗, 作首诗, 写诗, 脑筋急转弯, 绕口令, 谜语
-""")
-# A language or tool name is a code topic alone; a generic word ("function", "bug") only with a
-# request verb or a "how do/to" ("the function of the liver", "what's the wifi code?").
-CODE_LANGS_EN = _words("""
-    this code, the following code, this function, this script, this regex, this query,
-    这段代码, 这个函数, 这个报错,
-    python, javascript, typescript, golang, kotlin, php, sql, regex, regexp,
-    regular expression, stack trace, traceback, compile error, syntax error, json, yaml,
-    html, css, bash script, shell command, git command, dockerfile, pandas, numpy, c++, c#
-""")
-CODE_GENERIC_EN = _words("""
-    code, java, ruby, rust, function, script, snippet, program, algorithm, bug, api,
-    unit test, class, variable, loop, array, recursion, docker, react, linux command, query,
-    div, css, endpoint, database
-""")
-CODE_ZH = _words("代码, 函数, 正则, 脚本, 程序, 算法, 报错, 编程, 写个接口, sql语句, 单元测试")
-TRANSLATE_EN = _words("""
-    translate, translation, translated, how do you say, how to say, how would you say,
-    what is the english, what is the chinese, whats the english, whats the chinese,
-    in english, in chinese, in mandarin, in japanese, in korean, in french, in spanish,
-    in german, in russian, in italian, into english, into chinese, into japanese,
-    into french, into spanish, into german
-""")
-TRANSLATE_ZH = _words("翻译, 译成, 用英文, 用英语, 用中文, 用日语, 用日文, 用韩语, 用法语")
-SAY_ZH = _words("怎么说, 怎么讲, 怎么写, 是什么意思")
-LANGUAGES_ZH = _words("英文, 英语, 中文, 汉语, 日语, 日文, 韩语, 法语, 德语, 西班牙语")
-DEFINE_EN = _words("""
-    define, definition of, meaning of, stand for, stands for, what is meant by, synonym for,
-    synonym of, antonym of, difference between
-""")
-DEFINE_ZH = _words(
-    "什么是, 什么意思, 啥意思, 的定义, 是什么东西, 什么叫, 的意思是, 区别是什么, 有什么区别"
-)
-# "what is X" with one of these as X is chat, not a definition ("what's up", "what is it").
-NOT_TERMS = frozenset(
-    _words("""
-    it, that, this, there, up, new, wrong, going, happening, happened, next, left, he,
-    she, they, the matter, your name, his name, her name, the plan, the time, the date
-""")
-)
-GENERAL_EN = _words("""
-    capital of, population of, who invented, who discovered, who painted,
-    who composed, who was the first,
-    who is the president, who is the ceo, who is the king, who is the prime minister,
-    when did world war, what year did, what year was,
-    why is the sky, why do cats, why do dogs, why do birds, how far is the,
-    how tall is the, how big is the, how old is the, how long is the, how deep is the,
-    how high is the, how heavy is the, how many people, how many legs, how many bones,
-    how many planets, how many countries, how many continents, how many days in,
-    speed of light, boiling point, in the world, on earth, distance between, distance from,
-    inventor of, author of, president of,
-    did you know, fun fact, what language
-""")
-GENERAL_ZH = _words("""
-    首都, 谁发明, 是谁发明, 谁发现, 是谁发现, 谁画的, 为什么天空, 天为什么,
-    为什么天是, 世界上最, 人口, 多高, 多远, 哪一年, 哪个国家, 光速, 沸点, 发明了, 作者是谁
-""")
-WEATHER_EN = _words("""
-    weather, forecast, temperature, humidity, humid, rain, raining, rainy, snow, snowing,
-    sunny, windy, typhoon, hurricane, degrees outside, umbrella
-""")
-WEATHER_ZH = _words(
-    "天气, 下雨, 下雪, 气温, 预报, 温度, 多少度, 冷不冷, 热不热, 刮风, 台风, 雾霾, 带伞"
-)
-TIME_EN = _words("""
-    what time is it, whats the time, what is the time, what day is it, what day is today,
-    whats the date, what is the date, what date is it, whats todays date, what is todays date,
-    what year is it, what month is it, time now, current time, todays date
-""")
-TIME_ZH = _words("""
-    几点了, 现在几点, 现在是几点, 今天星期几, 今天周几, 今天礼拜几, 今天几号, 今天是几号,
-    今天是几月几号, 现在什么时间, 现在几点钟, 今天是星期几, 今天是周几, 今年是哪一年
-""")
-REWRITE_EN = _words("""
-    summarize, summarise, summary of, tl;dr, tldr, rewrite, rephrase, paraphrase, proofread,
-    fix the grammar, correct the grammar, check the grammar, make this shorter,
-    make it shorter, make this more formal, make it more formal, make this polite, shorten,
-    polish this, reword
-""")
-REWRITE_ZH = _words(
-    "总结一下, 总结下, 总结这, 概括, 改写, 润色, 改一下这段, 缩写一下, 扩写, 精简一下, 改成正式"
-)
-ARITH_WORDS_EN = _words("""
-    times, plus, minus, divided by, multiplied by, over, to the power of, mod, modulo,
-    percent of, squared, cubed, square root of, sqrt, factorial of, x
-""")
-ARITH_WORDS_ZH = _words(
-    "加上, 减去, 乘以, 除以, 加, 减, 乘, 除, 的平方, 的立方, 次方, 开方, 平方根"
-)
-# Number questions that name no operator: a digit and one of these is arithmetic.
-ARITH_TOPICS = _words("""
-    prime number, a prime, even or odd, odd or even, tip on, 质数, 素数, 奇数还是偶数
-""")
-ARITH_ASK = _words("""
-    what is, whats, what's, how much is, calculate, compute, solve, equals, equal,
-    等于, 多少, 算一下, 计算, 得几, 是几
-""")
-# Questions about the bot itself (its name, what it is, what it can do): a persona, not a
-# memory of the chat.
-ABOUT_BOT = _words("""
-    who are you, what are you, what is your name, whats your name, what's your name,
-    are you a bot, are you a robot, are you an ai, are you human, are you real,
-    how old are you, what can you do, what do you do, who made you, who created you,
-    你是谁, 你叫什么, 你叫啥, 你是机器人吗, 你是ai吗, 你是人吗, 你会干什么, 你会做什么, 你能做什么,
-    你几岁, 谁创造了你, 你是男的还是女的, your favorite, your favourite, what do you think of,
-    what do you think about, whats your opinion, what is your opinion, have you ever,
-    do you have feelings, are you happy, do you sleep, 你觉得, 你喜欢什么, 你最喜欢, 你有感情吗
-""")
-UNITS = _words("""
-    km, kilometers, kilometres, miles, mile, meters, metres, feet, foot, inches, inch, cm,
-    kg, kilograms, pounds, pound, lbs, ounces, ounce, grams, celsius, fahrenheit, liters,
-    litres, gallons, cups, dollars, usd, euros, yuan, rmb, yen, 公里, 英里, 公斤, 斤, 美元,
-    人民币, 日元, 欧元, 摄氏度, 华氏度
-""")
-# Advice and how-to asked of the world, not of the chat ("how to", "any tips for", 怎么做).
-ADVICE = _words("""
-    how to, how do you make, how do you cook, how can one, whats the best way to,
-    what is the best way to, best way to, any tips, tips for, tips on, recipe for, ways to,
-    is it healthy to, is it safe to, is it bad to, recommend a, recommend an, recommend some,
-    suggest a, suggest an, suggest some, how do i, how can i, how should i,
-    怎么做, 如何, 怎样才能, 有什么方法, 有什么建议,
-    有什么好的, 的做法, 教程, 推荐一个, 推荐一本, 推荐一部, 推荐几, 推荐一些, 推荐一下
-""")
+SECOND_PAST_ZH = phrases("你上次, 你之前, 你昨天, 你答应, 你刚才")

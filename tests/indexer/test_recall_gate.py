@@ -279,6 +279,9 @@ DIALOGUES = [
     ("Alice: ok\nBob: 哈哈哈\nAlice: 上次那家店不错", True, "recall_cue"),
     ("用户: 你好\n助手: 你好！\n用户: 谢谢", False, "social.thanks"),
     ("Tom: lol\nJerry: did Alice call?", True, "known_name"),
+    # no cue anywhere: the last line, the message being answered, decides
+    ('<A>: "the movie was great"\n<B>: "haha yeah"', False, "social.laughter"),
+    ('<A>: "ok"\n<B>: "the movie was great"', True, "default"),
     # the bot's own "I" is not the speaker's: its lines are left out of the judgement
     ("user: hi\nassistant: Sure, I can help with that!\nuser: thanks", False, "social.thanks"),
     ("用户: 在吗\n助手: 我在，请问有什么可以帮你？\n用户: 好的谢谢", False, "social.thanks"),
