@@ -123,7 +123,8 @@ ARITH_ASK = phrases("""
 # Questions about the bot itself (its name, what it is, what it can do): a persona, not a
 # memory of the chat.
 ABOUT_BOT = phrases("""
-    who are you, what are you, what is your name, whats your name, what's your name,
+    who are you, what are you, tell me about yourself, introduce yourself, 介绍一下你自己,
+    what is your name, whats your name, what's your name,
     are you a bot, are you a robot, are you an ai, are you human, are you real,
     how old are you, what can you do, what do you do, who made you, who created you,
     你是谁, 你叫什么, 你叫啥, 你是机器人吗, 你是ai吗, 你是人吗, 你会干什么, 你会做什么, 你能做什么,

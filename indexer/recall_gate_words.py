@@ -35,6 +35,8 @@ FAREWELLS = phrases("""
     see you tomorrow, see you then, until tomorrow, 好梦, 做个好梦
     bye for now, peace out, peace, see ya tomorrow, catch you later, take it easy, 回头聊, 改天聊,
     下次聊, 先这样, 就这样吧
+    im going to bed, going to bed, off to bed, im off to bed, im off,
+    我去睡了, 我去睡觉了, 我下了, 我撤了, 我先撤了
 """)
 GREETINGS = phrases("""
     whats good, hi, hey, heya, hello, hallo, hullo, howdy, yo, sup, wassup, whats up, hiya,
@@ -47,6 +49,7 @@ GREETINGS = phrases("""
     happy birthday, merry christmas, happy new year, happy holidays, congrats,
     congratulations, good luck, get well soon, bless you, 生日快乐, 新年快乐, 节日快乐, 圣诞快乐,
     恭喜, 恭喜发财, 加油, 早点休息, 注意身体
+    im back, i'm back, im here, 我回来了, 我来了, 我又来了
 """)
 LAUGHTER = phrases("""
     ha, lol, lmao, lmfao, rofl, xd, kek, jaja, haha, hehe, hihi, hoho, ahah, 哈哈, 呵呵, 嘿嘿,
@@ -75,6 +78,12 @@ ACKNOWLEDGEMENTS = phrases("""
     ugh,
     meh, whatever, so true, true that, ok的, 好的呀, 天哪, 天啊, 我的天, 我的天哪, 我去, 卧槽, 啊这,
     真的假的, 没事了, 无所谓, 随便, 好吧好吧, 也行, 都行
+    im good, im fine, im ok, im okay, im great, im doing well, doing well, doing good,
+    not bad, pretty good, same old, me neither, same for me, i know right, i think so, i guess,
+    i guess so, i dont think so, i hope so, i dont know, dunno, i love you, love u, youre funny,
+    youre the best, youre awesome, youre smart, youre welcome, good bot, bad bot, smart bot,
+    thank you bot, 我很好, 我还好, 我挺好的, 还行, 还不错, 挺好的, 我也是, 我也觉得, 我觉得也是,
+    我同意, 同意, 不知道, 我不知道, 我爱你, 你真聪明, 你真棒, 你真厉害, 你太棒了, 你好棒
 """)
 _REACTION = """cool great nice awesome hilarious funny amazing interesting sad cute crazy wild
     insane
@@ -116,6 +125,7 @@ FILLERS = phrases("""
     诶, 欸, 哎, 唉, 哎呀, 啊, 呀, 啦, 吧, 呢, 嘛, 哇, 哈, 吗, 兄弟, 哥们, 宝, 亲, 大家,
     各位, 机器人, 小助手, 助手, 你
     huh, t, qaq, orz, that, it, this, 大佬, 老铁, 老板, 宝子, 家人们
+    let me think, hold on, one sec, wait a sec, just a sec, 等一下, 稍等, 等等
 """)
 # Names that are roles, not people: a speaker id like "bot" or "assistant" must not make
 # "@bot what's 2+2" look like it names a person of the chat.

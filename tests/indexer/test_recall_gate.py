@@ -89,6 +89,12 @@ SKIPS_SOCIAL = [
     ("peace out ✌️", "social.farewell"),
     ("回头聊", "social.farewell"),
     ("说英文", "social.follow_up"),
+    ("I'm good, thanks! you?", "social.thanks"),  # a first person that is only an answer
+    ("I think so too", "social.acknowledgement"),
+    ("我也是哈哈", "social.laughter"),
+    ("you're the best bot 😄", "social.acknowledgement"),
+    ("我回来了", "social.greeting"),
+    ("I'm off to bed, night!", "social.farewell"),
     ("ｔｈａｎｋｓ！", "social.thanks"),  # full-width letters
 ]
 
