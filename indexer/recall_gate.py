@@ -40,6 +40,7 @@ from typing import Any
 
 from indexer import recall_gate_words as W
 from indexer.recall_gate_patterns import (
+    APPLAUSE,
     CATEGORY_PATTERNS,
     FIRST_SENTENCE,
     FRAMES,
@@ -51,6 +52,7 @@ from indexer.recall_gate_patterns import (
     SENTENCE_END,
     SOCIAL,
     SOCIAL_CLASS,
+    SOCIAL_WORDS,
 )
 from indexer.recall_gate_text import MAX_CHARS, Names, names_of, normalise, shown, squeeze
 from indexer.tokenize import cjk_bigrams, word_tokens
@@ -87,6 +89,7 @@ _MENTION = re.compile(r"@[a-z0-9_.\-]+|@\S+(?=\s|$)")
 _DIALOGUE_LINE = re.compile(r'^\s*(?:<[^<>\n]{1,40}>|[^\s:<>"]{1,30}(?: [^\s:<>"]{1,30})?)\s*:\s*')
 _QUOTES = re.compile(r'^"(.*)"$')
 _WORD = re.compile(r"[^\W_]+")
+_LATIN_WORD = re.compile(r"[a-z0-9]+")
 _CONTRACTIONS = {"i'll": "i will", "i'd": "i would", "we're": "we are", "we'd": "we would"}
 _CONTRACTION = re.compile(r"(?<![a-z])(?:i'll|i'd|we're|we'd)(?![a-z])")
 _EMOJI_REASONS = (("laughter", "😂🤣😆😹😄😁😅"), ("thanks", "🙏"), ("acknowledgement", "👍👌✅🆗"))
@@ -125,16 +128,23 @@ def _pass(reason: str, rule: str) -> GateDecision:
 def _social_only(text: str, names: Names) -> str | None:
     """The social reason if `text` is made only of social material, else None."""
     squeezed = squeeze(_MENTION.sub(" ", text).replace("'", ""))
+    for word in _LATIN_WORD.findall(squeezed):
+        if word in SOCIAL_WORDS or word in names.words or word.isdigit():
+            continue
+        if not LAUGH_SHAPE.fullmatch(word):
+            return None  # "the movie was great": "movie" is in no social phrase
     found: set[str] = set()
 
     def note(match: re.Match[str]) -> str:
-        said = match.group(0)
-        found.add(
-            SOCIAL_CLASS.get(said) or ("laughter" if LAUGH_SHAPE.match(said) else "acknowledgement")
-        )
+        found.add(SOCIAL_CLASS.get(match.group(0), "filler"))
         return " "
 
     rest = SOCIAL.sub(note, _SPACES.sub(" ", squeezed))
+    if _CONTENT.search(rest):
+        rest, laughs = LAUGH_SHAPE.subn(" ", rest)
+        rest, cheers = APPLAUSE.subn(" ", rest)
+        found |= {"laughter"} if laughs else set()
+        found |= {"acknowledgement"} if cheers else set()
     if _CONTENT.search(rest) and found - {"filler"}:
         rest = names.remove(rest)  # "thanks Alice!", "hi 小明": the person is only addressed
     if _CONTENT.search(rest):

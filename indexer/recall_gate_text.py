@@ -48,13 +48,14 @@ class Names:
     latin_squeezed: re.Pattern[str] | None  # the same names squeezed, for rule 2
     cjk: tuple[tuple[str, str], ...]  # (normalised, display) matched as substrings
     display: dict[str, str]
+    words: frozenset[str]  # every Latin word of a name, squeezed, for rule 2's quick test
 
     def find(self, text: str) -> str | None:
         for key, shown in self.cjk:
             if key in text:
                 return shown
         match = self.latin.search(text) if self.latin else None
-        return self.display[match.group(0)] if match else None
+        return self.display.get(match.group(0), match.group(0)) if match else None
 
     def remove(self, squeezed: str) -> str:
         for key, _ in self.cjk:
@@ -88,4 +89,5 @@ def names_of(names: tuple[str, ...]) -> Names:
     squeezed = (
         LATIN_NAME(sorted({squeeze(k) for k in keys}, key=len, reverse=True)) if keys else None
     )
-    return Names(latin, squeezed, tuple(sorted(cjk, key=lambda c: -len(c[0]))), display)
+    words = frozenset(w for k in keys for w in re.findall(r"[a-z0-9]+", squeeze(k)))
+    return Names(latin, squeezed, tuple(sorted(cjk, key=lambda c: -len(c[0]))), display, words)

@@ -274,6 +274,14 @@ def test_a_known_term_is_shown_as_typed_not_as_its_stem():
     assert decide("火锅店还开着吗", known_terms=["火锅"]).reason == "names 火锅"
 
 
+def test_names_with_apostrophes_and_accents_match_as_typed():
+    names = ["O'Brien", "Zoë"]
+    assert decide("obrien?", names=names).rule != "known_name"  # not a variant of the name
+    assert decide("did o'brien's flight land?", names=names).reason == "names O'Brien"
+    assert decide("zoë?", names=names).words() == "gate: passed: names Zoë"
+    assert decide("zoëlle?", names=names).rule != "known_name"
+
+
 def test_a_generic_or_tiny_name_names_nobody():
     assert decide("bot what's 17*23", names=["bot", "a", "明"]).rule == "impersonal.arithmetic"
 
