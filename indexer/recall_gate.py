@@ -127,12 +127,14 @@ def _pass(reason: str, rule: str) -> GateDecision:
 
 def _social_only(text: str, names: Names) -> str | None:
     """The social reason if `text` is made only of social material, else None."""
-    squeezed = squeeze(_MENTION.sub(" ", text).replace("'", ""))
-    for word in _LATIN_WORD.findall(squeezed):
-        if word in SOCIAL_WORDS or word in names.words or word.isdigit():
+    text = (_MENTION.sub(" ", text) if "@" in text else text).replace("'", "")
+    for word in _LATIN_WORD.findall(text):
+        if word in SOCIAL_WORDS or word.isdigit():
             continue
-        if not LAUGH_SHAPE.fullmatch(word):
+        word = squeeze(word)  # only on a miss: "thaaanks"
+        if word not in SOCIAL_WORDS and word not in names.words and not LAUGH_SHAPE.fullmatch(word):
             return None  # "the movie was great": "movie" is in no social phrase
+    squeezed = squeeze(text)
     found: set[str] = set()
 
     def note(match: re.Match[str]) -> str:

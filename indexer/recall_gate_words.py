@@ -148,7 +148,8 @@ RECALL_EN = phrases("""
     last time, the other day, that time, earlier, before, again, you said, you told me,
     told you, you mentioned, you promised, you suggested, you recommended, we talked,
     we discussed, we said, i said, i mentioned, i told, just said, what was the name,
-    previously, yesterday, ago, last week, last month, last year, last night, the chat,
+    previously, yesterday, ago, last week, last month, last year, last night, last weekend,
+    last summer, last winter, last spring, last fall, last autumn, the chat,
     this chat, our chat, the conversation, our conversation
 """)
 RECALL_ZH = phrases("""
