@@ -24,7 +24,9 @@ wins (`GateDecision.rule` says which):
    message to cover it, or the message passes.
 7. `known_term`: a token the chat's memories know (`known_terms`): pass. After rule 6 as
    specified: "what is tiramisu?" is a definition even when a memory mentions tiramisu.
-8. `default`: no rule applies: pass (a missed recall costs more than one injected memory).
+8. `smalltalk`: a short remark (at most SMALL_TALK_MAX_WORDS words / SMALL_TALK_MAX_CJK Han
+   characters, no question, no number) that nothing above claimed: skip ("好累啊", "so tired").
+9. `default`: no rule applies: pass (a missed recall costs more than one injected memory).
 
 A dialogue context (two or more "Name: text" / `<Name>: "text"` lines) is judged line by line:
 it passes if any line passes by a cue (rules 3-5, 7); otherwise its last line (the message
@@ -47,8 +49,11 @@ from indexer.recall_gate_patterns import (
     LAUGH_SHAPE,
     OBJECT_VERBS,
     PERSONAL,
+    PLACEHOLDER,
+    QUESTION,
     QUOTED,
     RECALL,
+    REMARK,
     SENTENCE_END,
     SOCIAL,
     SOCIAL_CLASS,
@@ -60,6 +65,11 @@ from indexer.tokenize import cjk_bigrams, word_tokens
 GATE_VERSION = "gate-1"
 LONG_CHARS = 200
 LONG_SENTENCES = 3
+# Rule 8 (small talk): a remark this short that no rule above claimed ("好累啊", "so tired",
+# "have fun!") is a status or a reaction. A question is never small talk, and a short
+# content word the chat's memories hold passed at rule 7 already. 0 turns the rule off.
+SMALL_TALK_MAX_WORDS = 4
+SMALL_TALK_MAX_CJK = 8
 
 SOCIAL_REASONS = (
     "thanks",
@@ -77,6 +87,7 @@ REASONS: tuple[str, ...] = (
     *SOCIAL_REASONS,
     *IMPERSONAL_REASONS,
     "asks to recall",
+    "small talk",
     "about the speaker or the people here",
     NAMED,
     "no rule applies",
@@ -90,6 +101,8 @@ _DIALOGUE_LINE = re.compile(r'^\s*(?:<[^<>\n]{1,40}>|[^\s:<>"]{1,30}(?: [^\s:<>"
 _QUOTES = re.compile(r'^"(.*)"$')
 _WORD = re.compile(r"[^\W_]+")
 _LATIN_WORD = re.compile(r"[a-z0-9]+")
+_DIGIT = re.compile(r"\d")
+_CJK_CHAR = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
 _CONTRACTIONS = {"i'll": "i will", "i'd": "i would", "we're": "we are", "we'd": "we would"}
 _CONTRACTION = re.compile(r"(?<![a-z])(?:i'll|i'd|we're|we'd)(?![a-z])")
 _EMOJI_REASONS = (("laughter", "😂🤣😆😹😄😁😅"), ("thanks", "🙏"), ("acknowledgement", "👍👌✅🆗"))
@@ -128,6 +141,7 @@ def _pass(reason: str, rule: str) -> GateDecision:
 def _social_only(text: str, names: Names) -> str | None:
     """The social reason if `text` is made only of social material, else None."""
     text = (_MENTION.sub(" ", text) if "@" in text else text).replace("'", "")
+    text = PLACEHOLDER.sub(" ", text) if "[" in text else text
     for word in _LATIN_WORD.findall(text):
         if word in SOCIAL_WORDS or word.isdigit():
             continue
@@ -206,7 +220,19 @@ def _decide_line(text: str, names: Names, terms: frozenset[str], truncated: bool
     term = _known_term(text, terms) if terms else None
     if term:
         return _pass(NAMED.format(term), "known_term")
+    if not long and _small_talk(text):
+        return _skip("small talk", "smalltalk")
     return _pass("no rule applies", "default")
+
+
+def _small_talk(text: str) -> bool:
+    """A short remark: no question, no number, few words (see SMALL_TALK_MAX_WORDS), and a
+    word that makes it a remark rather than the name of a thing (REMARK_EN / REMARK_ZH)."""
+    if QUESTION.search(text) or _DIGIT.search(text) or not REMARK.search(text.replace("'", "")):
+        return False
+    cjk = len(_CJK_CHAR.findall(text))
+    words = len(_LATIN_WORD.findall(text))
+    return cjk + words > 0 and cjk <= SMALL_TALK_MAX_CJK and words <= SMALL_TALK_MAX_WORDS
 
 
 def _known_term(text: str, terms: frozenset[str]) -> str | None:

@@ -117,6 +117,22 @@ SOCIAL_WORDS = frozenset(w for phrase in SOCIAL_CLASS for w in re.findall(r"[a-z
 SOCIAL = re.compile(_alt(SOCIAL_CLASS))
 APPLAUSE = re.compile(r"(?<![0-9])6{2,}(?![0-9])")  # 666: well done
 
+# Chat-app placeholders for what is not text: [图片], [捂脸] (WeChat), [CQ:face,id=1] (QQ).
+PLACEHOLDER = re.compile(r"\[cq:[^\]\n]{0,200}\]|\[[\u4e00-\u9fff]{1,6}\]|\[[a-z ]{1,15}\]")
+# Anything that asks: small talk (rule 8) is only ever a remark, never a question.
+QUESTION = AnyOf(
+    r"[?？]",
+    _alt(
+        (
+            *("what", "who", "whom", "whose", "where", "when", "why", "how", "which"),
+            *("吗", "呢", "么", "啥", "什么", "谁", "哪", "几", "多少", "怎么", "怎样", "为什么"),
+            *("是不是", "有没有", "能不能", "会不会", "要不要", "可不可以"),
+        )
+    ),
+)
+
+REMARK = re.compile(_alt(W.REMARK_EN + W.REMARK_ZH))
+
 # Rule 3.
 RECALL = re.compile(_alt(W.RECALL_EN + W.RECALL_ZH))
 

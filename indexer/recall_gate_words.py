@@ -127,6 +127,18 @@ FILLERS = phrases("""
     huh, t, qaq, orz, that, it, this, 大佬, 老铁, 老板, 宝子, 家人们
     let me think, hold on, one sec, wait a sec, just a sec, 等一下, 稍等, 等等
 """)
+# Small talk (rule 8) must sound like a remark: an intensifier, a verb of being or feeling,
+# an evaluation, or a Chinese sentence-final particle. "wifi password", "Kyoto trip", 新家地址
+# name a thing and go on to retrieval (a short English query about a Chinese memory too).
+REMARK_EN = phrases("""
+    so, too, very, really, such, is, was, are, were, its, thats, this, feel, feeling, got,
+    getting, have, had, go, going, gonna, lets, finally, ugh, yay, woohoo, omg, good, great,
+    nice, bad, fun, tired, hungry, sleepy, bored, hot, cold, said, point, vibes, enjoy, lol,
+    love, hate, miss, wish, hope, cute, sad, happy, crazy, wild, amazing, awesome, terrible
+""")
+REMARK_ZH = phrases(
+    "了, 啊, 呀, 吧, 啦, 哦, 嘛, 哈, 呜, 咯, 喽, 哇, 死, 好, 太, 真, 超, 挺, 有点, 起, 冲, 抱"
+)
 # Names that are roles, not people: a speaker id like "bot" or "assistant" must not make
 # "@bot what's 2+2" look like it names a person of the chat.
 # Speaker labels of the bot's own lines in a dialogue context ("assistant: ...").
