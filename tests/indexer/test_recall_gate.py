@@ -407,18 +407,20 @@ def test_a_short_message_costs_well_under_a_tenth_of_a_millisecond():
         "what's 17 times 23?",
         "Alice 上次说的那家餐厅叫什么?",
         "帮我翻译一下这句话",
+        "the new season of that show is finally out",  # the default path tries every rule
     ]
     names = [f"person{i}" for i in range(30)]
     for m in messages:  # warm the per-name-list cache
         decide(m, names=names)
     rounds = 200
-    batches = []  # the best of five batches: the machine is shared, the gate's cost is not
+    # CPU time, best of five batches: the machine is shared, the gate's cost is not
+    batches = []
     for _ in range(5):
-        start = time.perf_counter()
+        start = time.process_time()
         for _ in range(rounds):
             for m in messages:
                 decide(m, names=names)
-        batches.append(time.perf_counter() - start)
+        batches.append(time.process_time() - start)
     per_call = min(batches) / (rounds * len(messages))
     assert per_call < 100e-6, f"{per_call * 1e6:.1f} us per decision"
 
