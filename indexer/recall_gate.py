@@ -190,8 +190,9 @@ def _is_long(text: str) -> bool:
     return len(text) > LONG_CHARS or sentences >= LONG_SENTENCES
 
 
-def _decide_line(text: str, names: Names, terms: frozenset[str], truncated: bool) -> GateDecision:
-    text = _SPACES.sub(" ", text.replace("\n", " ")).strip()
+def _decide_line(line: str, names: Names, terms: frozenset[str], truncated: bool) -> GateDecision:
+    cased = _SPACES.sub(" ", line.replace("\n", " ")).strip()
+    text = cased.casefold()
     if not truncated:
         if not _CONTENT.search(text):
             reason = next((r for r, marks in _EMOJI_REASONS if any(m in text for m in marks)), None)
@@ -209,7 +210,7 @@ def _decide_line(text: str, names: Names, terms: frozenset[str], truncated: bool
         return _pass("asks to recall", "recall_cue")
     if PERSONAL.search(FRAMES.sub(" ", bare)):
         return _pass("about the speaker or the people here", "personal")
-    person = names.find(own)  # with the apostrophe: "alice's" names Alice
+    person = names.find(own, cased)  # with the apostrophe: "alice's" names Alice
     if person:
         return _pass(NAMED.format(person), "known_name")
     long = truncated or _is_long(text)
@@ -260,7 +261,7 @@ def _lines(text: str) -> list[str]:
     for line, m in zip(lines, labelled, strict=True):
         content = line[m.end() :].strip() if m else line.strip()
         quoted = _QUOTES.match(content)
-        label = m.group(0).strip(" \t<>:") if m else ""
+        label = m.group(0).strip(" \t<>:").casefold() if m else ""
         (bot if label in W.BOT_LABELS else people).append(quoted.group(1) if quoted else content)
     return people or bot
 
@@ -275,7 +276,7 @@ def decide(
     """
     raw = message if isinstance(message, str) else str(message)
     truncated = len(raw) > MAX_CHARS
-    text = normalise(raw[: MAX_CHARS * 2])  # NFKC may grow or shrink text; cap again inside
+    text = normalise(raw[: MAX_CHARS * 2], fold=False)  # NFKC may grow or shrink it: capped again
     truncated = truncated or len(text) >= MAX_CHARS
     chat = names_of(tuple(n for n in names if isinstance(n, str)))
     terms = (

@@ -84,11 +84,6 @@ class AnyOf:
         return None
 
 
-def LATIN_NAME(keys: list[str]) -> re.Pattern[str]:  # noqa: N802 - a pattern factory
-    """Whole-word names; "alice's" and "alice?" match, "malice" does not."""
-    return re.compile(_alt(keys, "a-z0-9\u00c0-\u024f", variants=False))
-
-
 # Rule 2, on squeezed text without apostrophes. One alternation over every class, longest
 # first, so 嗯哼 (filler) is not cut into 嗯 (acknowledgement) + 哼; SOCIAL_CLASS then names
 # the class of what matched. A phrase in two classes keeps the first one listed here.

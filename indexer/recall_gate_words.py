@@ -139,6 +139,15 @@ REMARK_EN = phrases("""
 REMARK_ZH = phrases(
     "了, 啊, 呀, 吧, 啦, 哦, 嘛, 哈, 呜, 咯, 喽, 哇, 死, 好, 太, 真, 超, 挺, 有点, 起, 冲, 抱"
 )
+# Names that are also ordinary English words: matched only when capitalised (Names.common).
+COMMON_WORD_NAMES = frozenset(
+    phrases("""
+    will, may, mark, bill, rose, grace, hope, joy, faith, art, june, april, august, summer,
+    sunny, pat, jack, ray, dawn, eve, chase, frank, sue, max, penny, ruby, amber, iris,
+    ivy, lily, daisy, holly, jade, pearl, rich, gene, guy, sky, river, storm, angel, hunter,
+    cash, king, duke, earl, miles, lee, hero, nick, jean, carol, sandy, rusty, dash, bee
+""")
+)
 # Names that are roles, not people: a speaker id like "bot" or "assistant" must not make
 # "@bot what's 2+2" look like it names a person of the chat.
 # Speaker labels of the bot's own lines in a dialogue context ("assistant: ...").

@@ -319,6 +319,27 @@ def test_names_with_apostrophes_and_accents_match_as_typed():
     assert decide("zoëlle?", names=names).rule != "known_name"
 
 
+def test_a_name_that_is_also_a_word_counts_only_as_a_name():
+    names = ["Will", "May", "Alice"]
+    assert decide("will it rain tomorrow?", names=names).rule == "impersonal.weather"
+    assert decide("Will it rain tomorrow?", names=names).rule == "impersonal.weather"
+    assert decide("did Will call back?", names=names).reason == "names Will"
+    assert decide("Will?", names=names).reason == "names Will"
+    assert decide("May's cat", names=names).reason == "names May"
+
+
+def test_names_next_to_chinese_and_in_mixed_scripts():
+    assert decide("Alice说的那家店叫啥", names=["Alice"]).reason == "names Alice"
+    assert decide("小明Ming去哪了", names=["小明Ming"]).reason == "names 小明Ming"
+
+
+def test_a_large_name_list_is_prepared_fast():
+    names = [f"Person{i} Surname{i}" for i in range(5000)] + [f"同学{i}" for i in range(2000)]
+    start = time.perf_counter()
+    assert decide("what about person4999 surname4999", names=names).rule == "known_name"
+    assert time.perf_counter() - start < 0.5
+
+
 def test_a_generic_or_tiny_name_names_nobody():
     assert decide("bot what's 17*23", names=["bot", "a", "明"]).rule == "impersonal.arithmetic"
 
@@ -398,7 +419,7 @@ def test_hostile_names_are_ignored_not_fatal():
     assert decide("Eve?", names=names).words() == "gate: passed: names Eve"
     assert decide("what's 2+2, Zoë+1?", names=names).rule == "known_name"  # escaped, not a regex
     assert decide("(.*)+ what's 2+2", names=names).rule == "impersonal.arithmetic"
-    assert time.perf_counter() - start < 2.0
+    assert time.perf_counter() - start < 1.0
 
 
 def test_a_short_message_costs_well_under_a_tenth_of_a_millisecond():
