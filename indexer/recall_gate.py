@@ -18,8 +18,10 @@ wins (`GateDecision.rule` says which):
    request, not the speaker's words ("翻译：我今天很累"), and is taken out too.
 5. `known_name`: names a person of the chat (`names`): pass. Before rule 6, so "translate
    what Alice said" still reaches retrieval.
-6. `impersonal.*`: arithmetic, translation, definition, code, general knowledge, weather,
-   time or date, jokes/stories/poems, rewrite or summary: skip. In a long message (more than
+6. `impersonal.*`: translation, rewrite or summary, arithmetic, time or date, weather, code,
+   definition, joke/story/poem, about the bot, advice or how-to, general knowledge: skip.
+   Each class is request verbs x impersonal objects (recall_gate_topics), tested in that
+   order (a translation's object must not read as a weather question). In a long message (more than
    LONG_CHARS or LONG_SENTENCES) only the first sentence is tested: a request must open the
    message to cover it, or the message passes.
 7. `known_term`: a token the chat's memories know (`known_terms`): pass. After rule 6 as

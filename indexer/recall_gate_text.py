@@ -66,6 +66,8 @@ class Names:
     cjk_lengths: tuple[int, ...]  # the lengths of the CJK names, longest first
 
     def find(self, text: str, cased: str = "") -> str | None:
+        if not (self.latin or self.cjk or self.mixed or self.common):
+            return None
         for key, shown in self.mixed:
             if key in text:
                 return shown
@@ -74,7 +76,7 @@ class Names:
                 for i in range(len(run) - size + 1):
                     if run[i : i + size] in self.cjk:
                         return self.cjk[run[i : i + size]]
-        words = _NAME_WORD.findall(text)
+        words = _NAME_WORD.findall(text) if self.latin else []
         for i in range(len(words)):
             for n in range(min(self.longest, len(words) - i), 0, -1):
                 shown = self.latin.get(tuple(words[i : i + n]))
