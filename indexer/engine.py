@@ -203,11 +203,13 @@ class Engine:
         libraries: Sequence[ScopeId] = (),
         floor: float = DEFAULT_FLOOR,
         filters: Filters | None = None,
+        gate: bool = False,
     ) -> list[SearchResult]:
         """Search inside the scope's index_key only (plus its session profiles if asked,
         and the episodes of `libraries`, the KB libraries attached to the chat's pipeline:
         one ranking of all of them, see indexer.search). `filters` (tag, category, ...)
-        apply inside both index queries, before ranking (indexer.filters)."""
+        apply inside both index queries, before ranking (indexer.filters). `gate`: the
+        message gate (indexer.recall_gate) may skip the query: then no result passes."""
         clock = now if now is not None else int(time.time())
         keys = (scope.index_key, *(library.index_key for library in libraries))
         allowed = allowed_chunks(self.manifest, keys, filters or Filters(), clock)
@@ -225,6 +227,7 @@ class Engine:
             floor=floor,
             allowed=allowed,
             pinned=self._by_id(query, keys, statuses, clock, allowed),
+            gate=gate,
         )
         return self.run(request)
 

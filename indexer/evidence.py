@@ -33,6 +33,7 @@ SHAPES = ("message", "dialogue")
 _STOPS = "<>:：,.!?，。！？"
 _TAG = re.compile(rf"^[ \t]*<?([^\s{_STOPS}][^\n{_STOPS}]{{0,38}})>?[ \t]*[:：]", re.M)
 DIALOGUE_LINES = 2
+DIALOGUE_NAMES = 64  # tags read for names: a pasted log of thousands of lines costs no more
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 _LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
 # Script of a text: decided by its first characters (a pasted essay costs no more).
@@ -53,10 +54,11 @@ class QueryShape:
 def query_shape(query: str) -> QueryShape:
     tags = _TAG.findall(query[: 20 * SCRIPT_CHARS])
     names: set[str] = set()
-    for tag in tags:
+    for tag in tags[:DIALOGUE_NAMES]:
         names.update(tokenize.word_tokens(tag))
-    shape = "dialogue" if len(tags) >= DIALOGUE_LINES else "message"
-    return QueryShape(shape, frozenset(names), script(query))
+    if len(tags) < DIALOGUE_LINES:  # "Note: buy milk" names nobody
+        return QueryShape("message", frozenset(), script(query))
+    return QueryShape("dialogue", frozenset(names), script(query))
 
 
 def script(text: str) -> str:

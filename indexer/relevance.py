@@ -87,6 +87,8 @@ class QueryWeights:
     # Weight of the terms other chats use but no memory of this one holds (rel-3, single
     # messages only): what the question asks about is not something this chat talked of.
     absent: float = 0.0
+    held: frozenset[tuple[str, str]] = frozenset()  # terms a memory of the scope holds
+    num_docs: int = 0  # memories in the index the weights were computed on
 
     @property
     def total(self) -> float:
@@ -125,10 +127,14 @@ class Relevance:
     matched: float | None = None  # idf weight of the query terms the memory holds
     query_weight: float | None = None  # idf weight of all the query's terms
     needed: float | None = None  # matched weight that counts as a full text match
+    # The message gate (indexer.recall_gate) skipped episode recall for this query: nothing
+    # passes, whatever the value.
+    gated: bool = False
+    shape: str = "message"  # indexer.evidence: the query shape whose calibration applied
 
     @property
     def passed(self) -> bool:
-        return passes(self.value, self.floor)
+        return not self.gated and passes(self.value, self.floor)
 
     def explain(self) -> dict[str, Any]:
         return {
@@ -140,6 +146,8 @@ class Relevance:
             "needed": self.needed,
             "value": self.value,
             "floor": self.floor,
+            "shape": self.shape,
+            "gated": self.gated,
             "passed": self.passed,
         }
 
@@ -165,7 +173,8 @@ def query_weights(
         QueryTerm(BIGRAM_FIELD, t, idf(num_docs, doc_freq.get((BIGRAM_FIELD, t), 0)))
         for t in analysis.bigrams
     ]
-    return QueryWeights(tuple(t for t in terms if t.weight > 0), evidence_minimum(num_docs))
+    kept = tuple(t for t in terms if t.weight > 0)
+    return QueryWeights(kept, evidence_minimum(num_docs), num_docs=num_docs)
 
 
 def _with_absent(
@@ -175,11 +184,12 @@ def _with_absent(
     scope: Sequence[str],
 ) -> QueryWeights:
     """`weights` with `absent` = the weight of its terms the index holds elsewhere but no
-    memory of `scope` does (a term no memory anywhere holds may be a typo: not counted)."""
+    memory of `scope` does (a term no memory anywhere holds may be a typo: not counted),
+    and `held` = the terms a memory of `scope` holds."""
     known = [t for t in weights.terms if freq.get((t.field, t.term), 0) > 0]
     held = presence([(t.field, t.term) for t in known], scope)
     absent = sum(t.weight for t in known if (t.field, t.term) not in held)
-    return QueryWeights(weights.terms, weights.evidence, absent)
+    return QueryWeights(weights.terms, weights.evidence, absent, held, weights.num_docs)
 
 
 def evidence_minimum(num_docs: int) -> float:
@@ -322,7 +332,8 @@ class Judge:
     ) -> Relevance:
         vector = self.vector(cosine)
         if self.weights is None:
-            return relevance(None, vector, self.floor, self.alone)
+            rel = relevance(None, vector, self.floor, self.alone)
+            return Relevance(rel.text, rel.vector, rel.value, rel.floor, shape=self.shape.shape)
         texts = tuple(texts)
         matched = matched_weight(
             self.weights, doc_terms(texts), self._names(names), crossed=self._crossed(texts)
@@ -330,7 +341,10 @@ class Judge:
         total, needed = self.weights.total, self.weights.needed
         share = text_share(matched, total, self.weights.evidence, self.weights.absent)
         rel = relevance(share, vector, self.floor, self.alone)
-        return Relevance(rel.text, rel.vector, rel.value, rel.floor, matched, total, needed)
+        return Relevance(
+            rel.text, rel.vector, rel.value, rel.floor, matched, total, needed,
+            shape=self.shape.shape,
+        )  # fmt: skip
 
 
 TermStats = Callable[[Iterable[tuple[str, str]]], tuple[int, dict[tuple[str, str], int]]]

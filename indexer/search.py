@@ -34,8 +34,10 @@ from indexer.fusion import (
     zconf4,
 )
 from indexer.ranking import RANK_VERSION, RankWeights, names_speaker, score
+from indexer.recall_gate import GateDecision
 from indexer.records import ChunkDoc, Hit
 from indexer.relevance import DEFAULT_FLOOR, Calibrated, Judge, Relevance
+from indexer.search_gate import gate_for, gated
 
 MODES = ("hybrid", "text", "vector")
 CANDIDATES = 50
@@ -93,6 +95,8 @@ class SearchRequest:
     # First chunks of the episodes whose id IS the query (Engine.search reads them from the
     # manifest, within the scope, statuses and filters): found even if no index returns them.
     pinned: tuple[int, ...] = ()
+    # The message gate (indexer.recall_gate): on = a message it skips passes no result.
+    gate: bool = False
 
 
 @dataclass(frozen=True)
@@ -304,7 +308,8 @@ def hybrid_search(
     )
     if judge is None:
         return ranked[: request.top_k]
-    return [_judged(r, judge, request.floor) for r in ranked[: request.top_k]]
+    decision = gate_for(request.query, lists, docs, judge) if request.gate else None
+    return [_judged(r, judge, request.floor, decision) for r in ranked[: request.top_k]]
 
 
 def _pin(
@@ -334,14 +339,18 @@ def _kind(result: SearchResult) -> str | None:
     return exact["match"] if exact else None
 
 
-def _judged(result: SearchResult, judge: Judge, floor: float) -> SearchResult:
+def _judged(
+    result: SearchResult, judge: Judge, floor: float, decision: GateDecision | None
+) -> SearchResult:
+    gate = {"gate": decision.explain()} if decision is not None else {}
     if _kind(result) is not None:  # the query IS its id, speaker or tag: relevant by definition
-        rel = Relevance(text=None, vector=None, value=1.0, floor=floor)
-        explain = {**result.explain, "absolute": rel.explain()}
+        rel = Relevance(text=None, vector=None, value=1.0, floor=floor, shape=judge.shape.shape)
+        explain = {**result.explain, **gate, "absolute": rel.explain()}
         return SearchResult(result.doc, result.score, result.chunks, explain, rel)
     cosine = result.explain["sources"].get("vector", {}).get("raw")
     rel = judge.judge(_indexed_texts(result.doc), cosine, (result.doc.speaker_name,))
-    explain = {**result.explain, "absolute": rel.explain()}
+    rel = gated(rel, decision) or rel
+    explain = {**result.explain, **gate, "absolute": rel.explain()}
     return SearchResult(result.doc, result.score, result.chunks, explain, rel)
 
 

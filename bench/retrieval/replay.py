@@ -164,7 +164,10 @@ def replay(
 
 
 def _request(row: Captured, top_k: int) -> SearchRequest:
-    return SearchRequest(query=row.query, index_key=row.key, top_k=top_k)
+    return SearchRequest(query=row.query, index_key=row.key, top_k=top_k, gate=GATE)
+
+
+GATE = True
 
 
 def metrics(pairs: Sequence[tuple[Captured, list[Any]]], k: int = 5) -> dict[str, float]:
