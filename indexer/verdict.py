@@ -1,0 +1,40 @@
+"""The words every surface shows for one search's verdict: the message gate's decision and
+the floor that applied (CLI `search --explain`, `!memory search`, the Memory Console's
+explain panel, the injection snapshot). One wording, built here from the JSON explain, so
+the surfaces cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+SHAPE_WORDS = {"message": "a single message", "dialogue": "a dialogue"}
+
+
+def gate_words(gate: Mapping[str, Any] | None) -> str:
+    """"gate: skipped: greeting" / "gate: passed: names Alice" / "gate: off"."""
+    if not gate:
+        return "gate: off"
+    return f"gate: {'passed' if gate['recall'] else 'skipped'}: {gate['reason']}"
+
+
+def floor_words(absolute: Mapping[str, Any] | None) -> str:
+    """"floor 0.44 for a single message" ("" when the search judged no relevance)."""
+    if not absolute:
+        return ""
+    shape = SHAPE_WORDS.get(str(absolute.get("shape", "message")), "a single message")
+    return f"floor {float(absolute['floor']):.2f} for {shape}"
+
+
+def verdict_words(explains: Sequence[Mapping[str, Any]]) -> str:
+    """One line for a search from its results' explain dicts (they share the query's gate
+    and floor): "gate: skipped: greeting; floor 0.44 for a single message". "" when the
+    results carry neither (no results, or a search without relevance)."""
+    for explain in explains:
+        absolute = explain.get("absolute")
+        if absolute is None:
+            continue
+        words = [gate_words(explain.get("gate")), floor_words(absolute)]
+        return "; ".join(w for w in words if w)
+    return ""
