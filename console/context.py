@@ -39,6 +39,9 @@ class ConsoleContext:
     # The floor /search marks results against: the plugin's relevance_floor inside LangBot,
     # indexer.relevance's default standalone (as `memvault search`).
     floor: float = DEFAULT_FLOOR
+    # The message gate /search applies (indexer.recall_gate): the plugin's recall_gate inside
+    # LangBot, on standalone (as `memvault search`), so the page shows what injection does.
+    gate: bool = True
     # /scopes' count of active memories: each episode file's status by (size, mtime_ns),
     # so only files changed since the last count are parsed again.
     statuses: dict[str, tuple[int, int, bool]] = field(default_factory=dict, repr=False)

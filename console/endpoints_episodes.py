@@ -11,6 +11,7 @@ from console.endpoints_fields import body_filters, edit_fields
 from console.errors import ApiError, require_engine
 from console.requests import Body, checked_id
 from indexer.search import MODES, relevance_fields
+from indexer.verdict import verdict_words
 from vault.episode_edit import edit_episode
 from vault.keys import ScopeId
 from vault.model import STATUSES, FormatError
@@ -76,9 +77,17 @@ def search(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     status = body.choice("status", (*STATUSES, "all"), "active")
     statuses = STATUSES if status == "all" else (status,)
     filters = body_filters(body)  # inside the index query, before ranking (indexer.filters)
+    gate = body.choice("gate", ("on", "off"), "on" if ctx.gate else "off") == "on"
     engine = require_engine(ctx)
     results = engine.search(
-        query, scope, top_k=top_k, mode=mode, statuses=statuses, floor=ctx.floor, filters=filters
+        query,
+        scope,
+        top_k=top_k,
+        mode=mode,
+        statuses=statuses,
+        floor=ctx.floor,
+        filters=filters,
+        gate=gate,
     )
     layout = ctx.vault.layout
     items = []
@@ -98,7 +107,9 @@ def search(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
         item.update(relevance_fields(result))
         item["explain"] = dict(result.explain)
         items.append(item)
-    return {"query": query, "mode": mode, "items": items}
+    # The gate's decision and the floor that applied, in the words every surface shows.
+    verdict = verdict_words([r.explain for r in results])
+    return {"query": query, "mode": mode, "items": items, "verdict": verdict}
 
 
 def episode(ctx: ConsoleContext, body: Body) -> dict[str, Any]:

@@ -44,6 +44,12 @@ def search_query(text: str) -> str:
     return text
 
 
+GATE_HELP = (
+    "the message gate as injection applies it (default on: a greeting, thanks or an "
+    "impersonal request such as arithmetic is marked as not injected; off: the floor alone)"
+)
+
+
 def search_args(p: argparse.ArgumentParser, parents: Parents) -> None:
     p.add_argument("query", type=search_query, help="what to search for (words or a question)")
     add_scope(p, speaker=True, speaker_help="current speaker id (ranked higher)")
@@ -53,6 +59,7 @@ def search_args(p: argparse.ArgumentParser, parents: Parents) -> None:
     p.add_argument("--profiles", action="store_true", help="also search profiles")
     p.add_argument("--explain", action="store_true", help="show every score component")
     p.add_argument("--no-decay", action="store_true", help="ignore age when ranking")
+    p.add_argument("--gate", choices=("on", "off"), default="on", help=GATE_HELP)
     add_filters(p)  # applied inside the index query, before ranking (indexer.filters)
 
 
@@ -74,6 +81,7 @@ def eval_args(ev: argparse.ArgumentParser, parents: Parents) -> None:
     ev.add_argument("--mode", choices=MODES, default="hybrid")
     ev.add_argument("--top-k", type=int, default=50)
     ev.add_argument("--now", default=None, help="ISO 8601 clock for time decay")
+    ev.add_argument("--gate", choices=("on", "off"), default="on", help=GATE_HELP)
     ev.add_argument(
         "--cache",
         type=Path,
@@ -117,6 +125,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             include_profiles=args.profiles,
             decay=not args.no_decay,
             filters=filters,
+            gate=args.gate == "on",
         )
         # Text lines print the unrounded relevance of explain.absolute (the 3 decimals every
         # surface shows); JSON carries explain only when asked.
@@ -195,6 +204,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         top_k=args.top_k,
         now=now,
         cache_path=args.cache,
+        gate=args.gate == "on",
     )
     data = {
         "episodes": stats.episodes,

@@ -17,6 +17,7 @@ from indexer.ranking import FACTORS, recency_hint
 from indexer.search import SearchResult, relevance_fields
 from indexer.status import DiskStatus, disk_status
 from indexer.sync import SyncReport
+from indexer.verdict import gate_words, verdict_words
 from vault import filelocks, gitstate
 from vault.cli_output import plural
 from vault.layout import Layout
@@ -65,6 +66,9 @@ def results_text(items: list[dict[str, Any]], explain: bool) -> str:
     if not items:
         return "no matching memories"
     lines = []
+    head = verdict_words([item["explain"] for item in items if item.get("explain")])
+    if head:
+        lines.append(head)
     for item in items:
         flat = " ".join(str(item["content"]).split())
         who = item["speaker"]["name"] or item["speaker"]["id"] if item.get("speaker") else ""
@@ -108,12 +112,16 @@ def _score_text(score: float, parts: dict[str, Any]) -> str:
 def _verdict(item: dict[str, Any], absolute: dict[str, Any] | None) -> str:
     """`  [relevance 0.090 < floor 0.44: would not be injected]`: what the floor means for
     this result ("" when the search had no relevance to judge by)."""
+    if absolute is not None and absolute.get("gated"):
+        return f"  [{gate_words(item.get('explain', {}).get('gate'))}: would not be injected]"
     if absolute is not None:
         value, floor, passed = absolute["value"], absolute["floor"], absolute["passed"]
     elif "relevance" in item:  # no explain: the floor it was judged by is not in the item
         value, floor, passed = item["relevance"], None, item["passed"]
     else:
         return ""
+    if passed and absolute is not None and absolute.get("follows"):
+        return f"  [relevance {value:.3f}: runner-up of one above the floor, would be injected]"
     if passed:
         return f"  [relevance {value:.3f}: would be injected]"
     below = "below the floor" if floor is None else f"< floor {floor:.2f}"
@@ -123,6 +131,10 @@ def _verdict(item: dict[str, Any], absolute: dict[str, Any] | None) -> str:
 def absolute_text(a: dict[str, Any]) -> str:
     """One line for the absolute relevance, the same numbers as `explain.absolute`."""
     verdict = "passed, would be injected" if a["passed"] else "below, would not be injected"
+    if a.get("gated"):
+        verdict = "the gate skipped this message, would not be injected"
+    elif a.get("follows"):
+        verdict = "runner-up of one above the floor, would be injected"
     if a["text"] is None and a["vector"] is None:  # indexer.search: an exact id/name/tag
         sides = "(the query is its id, speaker or tag)"
     else:

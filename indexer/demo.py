@@ -70,7 +70,9 @@ def _items(
     engine: Engine, root: Path, query: str, top_k: int, explain: bool
 ) -> list[dict[str, Any]]:
     # Text output takes explain: its lines print the unrounded absolute relevance from it.
-    return [result_item(root, r, explain) for r in engine.search(query, GROUP, top_k=top_k)]
+    return [
+        result_item(root, r, explain) for r in engine.search(query, GROUP, top_k=top_k, gate=True)
+    ]
 
 
 def _answer(engine: Engine, root: Path, line: str) -> None:

@@ -85,7 +85,9 @@ def run_eval(
     embedder: Embedder | None = None,
     workdir: Path | None = None,
     cache_path: Path | None = None,
+    gate: bool = True,
 ) -> EvalStats:
+    """`gate`: the message gate as automatic injection applies it (recall_gate: on)."""
     with tempfile.TemporaryDirectory(prefix="memvault-eval-", dir=workdir) as tmp:
         root = Path(tmp) / "vault"
         started = time.perf_counter()
@@ -104,19 +106,30 @@ def run_eval(
                         top_k=top_k,
                         mode=mode,
                         now=clock,
+                        gate=gate,
                     )
                     results = engine.run(request)
                     ranked = [r.doc.episode_id for r in results]
-                    values = [r.relevance.value if r.relevance else 0.0 for r in results]
+                    passed = [bool(r.relevance and r.relevance.passed) for r in results]
                     line = {
                         "query_id": row["query_id"],
                         "ranked": ranked,
-                        "relevant": leading_passed(values, request.floor),
+                        "relevant": leading(passed),
                     }
                     out.write(json.dumps(line) + "\n")
                     queries += 1
             done = time.perf_counter()
     return EvalStats(count, queries, indexed - started, done - indexed)
+
+
+def leading(passed: Sequence[bool]) -> int:
+    """How many leading results passed (gate and floor): DESIGN.md 6 "relevant"."""
+    count = 0
+    for ok in passed:
+        if not ok:
+            break
+        count += 1
+    return count
 
 
 def leading_passed(values: Sequence[float], floor: float) -> int:

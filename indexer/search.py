@@ -36,7 +36,7 @@ from indexer.fusion import (
 from indexer.ranking import RANK_VERSION, RankWeights, names_speaker, score
 from indexer.recall_gate import GateDecision
 from indexer.records import ChunkDoc, Hit
-from indexer.relevance import DEFAULT_FLOOR, Calibrated, Judge, Relevance
+from indexer.relevance import DEFAULT_FLOOR, Calibrated, Judge, Relevance, with_followers
 from indexer.search_gate import gate_for, gated
 
 MODES = ("hybrid", "text", "vector")
@@ -309,7 +309,8 @@ def hybrid_search(
     if judge is None:
         return ranked[: request.top_k]
     decision = gate_for(request.query, lists, docs, judge) if request.gate else None
-    return [_judged(r, judge, request.floor, decision) for r in ranked[: request.top_k]]
+    judged = [_judged(r, judge, request.floor, decision) for r in ranked[: request.top_k]]
+    return _followers(judged)
 
 
 def _pin(
@@ -332,6 +333,20 @@ def _exact(query: str, result: SearchResult) -> SearchResult:
         return result
     explain = {**result.explain, "exact": {"version": EXACT_VERSION, "match": kind}}
     return SearchResult(result.doc, result.score, result.chunks, explain, result.relevance)
+
+
+def _followers(results: list[SearchResult]) -> list[SearchResult]:
+    """indexer.relevance.with_followers over one search's results."""
+    rels = [r.relevance for r in results if r.relevance is not None]
+    if len(rels) < len(results):
+        return results
+    out = []
+    for result, rel in zip(results, with_followers(rels), strict=True):
+        if rel is not result.relevance:
+            explain = {**result.explain, "absolute": rel.explain()}
+            result = SearchResult(result.doc, result.score, result.chunks, explain, rel)
+        out.append(result)
+    return out
 
 
 def _kind(result: SearchResult) -> str | None:

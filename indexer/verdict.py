@@ -9,22 +9,26 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from indexer.relevance import FOLLOW_SHARE
+
 SHAPE_WORDS = {"message": "a single message", "dialogue": "a dialogue"}
 
 
 def gate_words(gate: Mapping[str, Any] | None) -> str:
-    """"gate: skipped: greeting" / "gate: passed: names Alice" / "gate: off"."""
+    """ "gate: skipped: greeting" / "gate: passed: names Alice" / "gate: off"."""
     if not gate:
         return "gate: off"
     return f"gate: {'passed' if gate['recall'] else 'skipped'}: {gate['reason']}"
 
 
 def floor_words(absolute: Mapping[str, Any] | None) -> str:
-    """"floor 0.44 for a single message" ("" when the search judged no relevance)."""
+    """"floor 0.44 for a single message (runners-up 0.33)" ("" when the search judged no
+    relevance): the floor and the bar of the results ranked after one that reached it."""
     if not absolute:
         return ""
     shape = SHAPE_WORDS.get(str(absolute.get("shape", "message")), "a single message")
-    return f"floor {float(absolute['floor']):.2f} for {shape}"
+    floor = float(absolute["floor"])
+    return f"floor {floor:.2f} for {shape} (runners-up {FOLLOW_SHARE * floor:.2f})"
 
 
 def verdict_words(explains: Sequence[Mapping[str, Any]]) -> str:

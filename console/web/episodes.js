@@ -108,6 +108,10 @@
     if (!root || (!ui.list && !ui.results)) return;
     if (ui.results) {
       MV.tr(els.summary, 'search_summary', { count: items().length, query: ui.query });
+      // The gate's decision and the floor that applied: the words `memvault search` prints.
+      if (ui.results.verdict) {
+        els.summary.append(' ', h('span', { class: 'muted', testid: 'search-verdict' }, ui.results.verdict));
+      }
     } else {
       MV.tr(els.summary, 'episodes_summary', { total: ui.list.total || 0, status: t('status_' + ui.status) });
     }

@@ -21,9 +21,11 @@
     const abs = ep.explain && ep.explain.absolute;
     if (!abs || typeof abs.value !== 'number') return null;
     const vars = { value: abs.value.toFixed(3), floor: Number(abs.floor).toFixed(2) };
+    // The message gate skipped the query (indexer.recall_gate): below whatever the value.
+    const key = abs.gated ? 'relevance_gated' : (abs.passed ? 'relevance_passed' : 'relevance_below');
     return h('span', { class: 'chip ' + (abs.passed ? 'chip-ok' : 'chip-below'),
       testid: 'episode-relevance', 'data-passed': String(Boolean(abs.passed)),
-      i18n: abs.passed ? 'relevance_passed' : 'relevance_below', vars });
+      'data-gated': String(Boolean(abs.gated)), i18n: key, vars });
   }
 
   // explain: any shape -> flat "a.b.c = value" rows, so new score components show up as-is.
