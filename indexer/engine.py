@@ -24,7 +24,8 @@ from indexer.ranking import RANK_VERSION, RankWeights
 from indexer.readonly import index_error
 from indexer.rebuild import VectorRebuild, open_vectors, vectors_dir
 from indexer.records import ChunkDoc
-from indexer.relevance import DEFAULT_FLOOR, Calibrated, VectorScale
+from indexer.relevance import DEFAULT_FLOOR, VectorScale
+from indexer.relevance_judge import Calibrated
 from indexer.search import SearchRequest, SearchResult, hybrid_search
 from indexer.sync import Syncer, SyncReport
 from indexer.text_index import TextIndex

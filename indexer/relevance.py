@@ -28,13 +28,13 @@ always 1). Pure and versioned; `explain()` keeps every component.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from indexer import tokenize
 from indexer.calibration import Calibration
-from indexer.evidence import QueryShape, cross_script, incidental, query_shape
+from indexer.evidence import incidental
 
 RELEVANCE_VERSION = "rel-3"
 # The one default floor (plugin setting overrides it): chosen on the measured curve in
@@ -189,21 +189,6 @@ def query_weights(
     return QueryWeights(kept, evidence_minimum(num_docs), num_docs=num_docs)
 
 
-def _with_absent(
-    weights: QueryWeights,
-    freq: Mapping[tuple[str, str], int],
-    presence: Presence,
-    scope: Sequence[str],
-) -> QueryWeights:
-    """`weights` with `absent` = the weight of its terms the index holds elsewhere but no
-    memory of `scope` does (a term no memory anywhere holds may be a typo: not counted),
-    and `held` = the terms a memory of `scope` holds."""
-    known = [t for t in weights.terms if freq.get((t.field, t.term), 0) > 0]
-    held = presence([(t.field, t.term) for t in known], scope)
-    absent = sum(t.weight for t in known if (t.field, t.term) not in held)
-    return QueryWeights(weights.terms, weights.evidence, absent, held, weights.num_docs)
-
-
 def evidence_minimum(num_docs: int) -> float:
     """The matched weight a light query still needs for a full text match: TEXT_EVIDENCE x
     a word of one memory, faded in up to EVIDENCE_DOCS memories."""
@@ -230,7 +215,7 @@ def matched_weight(
     """Weight of the query terms the memory holds; an incidental one (a name of `names`, a
     bare number, any word when `crossed`: indexer.evidence) counts `incidental_weight` of
     its weight."""
-    words = {term for field, term in names if field == WORD_FIELD}
+    words = {term for kind, term in names if kind == WORD_FIELD}
     return sum(
         t.weight
         * (
@@ -304,109 +289,3 @@ def relevance(
     alone: float = VECTOR_ALONE,
 ) -> Relevance:
     return Relevance(text, vector, combine(text, vector, alone), floor)
-
-
-@dataclass(frozen=True)
-class Judge:
-    """Everything one query needs to judge its candidates: its weighted terms (None = no
-    text side), the model's cosine scale (None = no vector side) and the floor."""
-
-    weights: QueryWeights | None
-    scale: VectorScale | None
-    floor: float = DEFAULT_FLOOR
-    shape: QueryShape = field(default_factory=lambda: query_shape(""))
-
-    @property
-    def alone(self) -> float:
-        return SHAPE_VECTOR.get(self.shape.shape, (0.0, VECTOR_ALONE))[1]
-
-    def _names(self, names: Iterable[str]) -> frozenset[tuple[str, str]]:
-        # The memory's speaker and the dialogue's speakers: names in either are incidental.
-        return doc_terms(names) | {(WORD_FIELD, n) for n in self.shape.names}
-
-    def _crossed(self, texts: Iterable[str]) -> bool:
-        return cross_script(self.shape, next(iter(texts), ""))
-
-    def text(self, texts: Iterable[str], names: Iterable[str] = ()) -> float | None:
-        """`texts`: what the text index holds for the memory (its text first); `names`: its
-        speaker's."""
-        if self.weights is None:
-            return None
-        texts = tuple(texts)
-        matched = matched_weight(
-            self.weights, doc_terms(texts), self._names(names), crossed=self._crossed(texts)
-        )
-        return text_share(matched, self.weights.total, self.weights.evidence, self.weights.absent)
-
-    def content(self, texts: Iterable[str], names: Iterable[str] = ()) -> float:
-        """The share of a full match the memory holds in CONTENT terms (incidental ones count
-        nothing): a text list's evidence for indexer.fusion's zconf-4."""
-        if self.weights is None:
-            return 0.0
-        texts = tuple(texts)
-        matched = matched_weight(
-            self.weights, doc_terms(texts), self._names(names), 0.0, self._crossed(texts)
-        )
-        return text_share(matched, self.weights.total, self.weights.evidence, self.weights.absent)
-
-    def vector(self, cosine: float | None) -> float | None:
-        if self.scale is None or cosine is None:
-            return None
-        return vector_relevance(cosine, self.scale)
-
-    def judge(
-        self, texts: Iterable[str], cosine: float | None, names: Iterable[str] = ()
-    ) -> Relevance:
-        vector = self.vector(cosine)
-        if self.weights is None:
-            rel = relevance(None, vector, self.floor, self.alone)
-            return Relevance(rel.text, rel.vector, rel.value, rel.floor, shape=self.shape.shape)
-        texts = tuple(texts)
-        crossed = self._crossed(texts)
-        matched = matched_weight(
-            self.weights, doc_terms(texts), self._names(names), crossed=crossed
-        )
-        total, needed = self.weights.total, self.weights.needed
-        share = text_share(matched, total, self.weights.evidence, self.weights.absent)
-        # Across scripts the text side can only ever match names: the vector side decides.
-        rel = relevance(share, vector, self.floor, CROSS_ALONE if crossed else self.alone)
-        return Relevance(
-            rel.text, rel.vector, rel.value, rel.floor, matched, total, needed,
-            shape=self.shape.shape,
-        )  # fmt: skip
-
-
-TermStats = Callable[[Iterable[tuple[str, str]]], tuple[int, dict[tuple[str, str], int]]]
-# (terms, the scope's index keys) -> the terms some memory of the scope holds.
-Presence = Callable[[Iterable[tuple[str, str]], Sequence[str]], frozenset[tuple[str, str]]]
-
-
-@dataclass(frozen=True)
-class Calibrated:
-    """What a search engine supplies so each query can be judged: the text index's term
-    statistics and the embedding model's cosine scale."""
-
-    term_stats: TermStats
-    scale: VectorScale
-    presence: Presence | None = None  # None: no scope check (every term counts as held)
-
-    def judge(
-        self,
-        query: str,
-        floor: float = DEFAULT_FLOOR,
-        *,
-        text: bool = True,
-        scope: Sequence[str] = (),
-    ) -> Judge:
-        """`scope`: the index keys searched, for the absent-term demand (messages only)."""
-        weights = None
-        shape = query_shape(query)
-        if text:
-            analysis = tokenize.analyze_query(query)
-            keys = [(WORD_FIELD, t) for t in analysis.words]
-            keys += [(BIGRAM_FIELD, t) for t in analysis.bigrams]
-            num_docs, freq = self.term_stats(keys)
-            weights = query_weights(analysis, num_docs, freq)
-            if self.presence is not None and scope and shape.shape == "message":
-                weights = _with_absent(weights, freq, self.presence, scope)
-        return Judge(weights, self.scale.for_shape(shape.shape), floor, shape)

@@ -20,23 +20,22 @@ from indexer.fusion import (
     CONTEXT_GAIN,
     CONTEXT_VERSION,
     CONTEXT_WINDOW_S,
-    RRF_VERSION,
-    ZCONF3_VERSION,
-    ZCONF4_VERSION,
-    ZCONF_VERSION,
-    Fused,
     Written,
     conversation_context,
-    rrf,
     to_unit,
-    zconf,
-    zconf3,
-    zconf4,
 )
 from indexer.ranking import RANK_VERSION, RankWeights, names_speaker, score
 from indexer.recall_gate import GateDecision
 from indexer.records import ChunkDoc, Hit
-from indexer.relevance import DEFAULT_FLOOR, Calibrated, Judge, Relevance, with_followers
+from indexer.relevance import DEFAULT_FLOOR, Relevance, with_followers
+from indexer.relevance_judge import Calibrated, Judge
+from indexer.search_fusion import (
+    FUSIONS,
+    SHAPE_WEIGHTS,
+    fuse,
+    indexed_texts,
+    list_quality,
+)
 from indexer.search_gate import gate_for, gated
 
 MODES = ("hybrid", "text", "vector")
@@ -45,19 +44,6 @@ CANDIDATES = 50
 # list is cut back to the fusion depth: a reply that shares no word with the question is
 # found through the question-like line next to it. 200 vs 50: LoCoMo hit@5 +0.2, R@10 +0.6.
 CONTEXT_CANDIDATES = 200
-# Each list's prior per query shape (indexer.evidence), measured on ../shared/bench with the
-# embedded USE model (bench/retrieval/replay, zconf-4): for a single question the text list
-# is the precise one (vector 0.25 -> 0.1: LoCoMo hit@5 64.3 -> 65.5), for a dialogue context
-# the vector list finds more (0.25 -> 0.75: MADial zh recall@5 58.4 -> 61.5, en 57.5 ->
-# 63.2). zconf still lets a confident list lead, and zconf-4 takes the say of a list
-# without content evidence.
-SHAPE_WEIGHTS: Mapping[str, Mapping[str, float]] = {
-    "message": {"text": 1.0, "vector": 0.1},
-    "dialogue": {"text": 1.0, "vector": 0.75},
-}
-DEFAULT_WEIGHTS = SHAPE_WEIGHTS["message"]
-# Text hits whose content share is the text list's evidence (zconf-4): the best of them.
-EVIDENCE_HITS = 3
 
 
 @dataclass(frozen=True)
@@ -146,68 +132,6 @@ def _candidates(backend: SearchBackend, request: SearchRequest, depth: int) -> l
     return hits
 
 
-FUSIONS = {
-    "rrf": RRF_VERSION,
-    "zconf": ZCONF_VERSION,
-    "zconf3": ZCONF3_VERSION,
-    "zconf4": ZCONF4_VERSION,
-}
-
-
-def fuse(
-    request: SearchRequest,
-    lists: Mapping[str, Sequence[Hit]],
-    quality: Mapping[str, float] | None = None,
-) -> list[Fused]:
-    """`quality`: zconf3's absolute relevance of each list's best hit, zconf4's content
-    evidence of each list (None = all trusted)."""
-    weights = request.list_weights
-    if request.fusion == "rrf":
-        return rrf(lists, weights)
-    if request.fusion == "zconf":
-        return zconf(lists, weights)
-    if request.fusion == "zconf3":
-        return zconf3(lists, weights, quality or {}, request.floor)
-    if request.fusion == "zconf4":
-        return zconf4(lists, weights, quality or {})
-    raise ValueError(f"fusion must be one of {', '.join(FUSIONS)} (got {request.fusion!r})")
-
-
-def _quality(
-    lists: Mapping[str, Sequence[Hit]],
-    judge: Judge | None,
-    docs: Mapping[int, ChunkDoc],
-) -> dict[str, float]:
-    """Absolute relevance of each list's best hit, for zconf3."""
-    out: dict[str, float] = {}
-    if judge is None:
-        return out
-    for name, hits in lists.items():
-        if not hits:
-            continue
-        if name == "vector":
-            out[name] = judge.vector(hits[0].score) or 0.0
-        elif (doc := docs.get(hits[0].chunk_id)) is not None:
-            out[name] = judge.text(_indexed_texts(doc), (doc.speaker_name,)) or 0.0
-    return out
-
-
-def _evidence(
-    lists: Mapping[str, Sequence[Hit]],
-    judge: Judge | None,
-    docs: Mapping[int, ChunkDoc],
-) -> dict[str, float]:
-    """zconf4: the text list's content evidence, the best among its first EVIDENCE_HITS."""
-    hits = lists.get("text") or ()
-    if judge is None or not hits:
-        return {}
-    best = 0.0
-    for hit in hits[:EVIDENCE_HITS]:
-        if (doc := docs.get(hit.chunk_id)) is not None:
-            best = max(best, judge.content(_indexed_texts(doc), (doc.speaker_name,)))
-    return {"text": best}
-
-
 def hybrid_search(
     request: SearchRequest,
     backends: Mapping[str, SearchBackend],
@@ -242,12 +166,8 @@ def hybrid_search(
     if calibrated is not None:
         scope = (request.index_key, *request.library_keys)
         judge = calibrated.judge(request.query, request.floor, scope=scope)
-    quality: dict[str, float] = {}
-    if request.fusion == "zconf3":
-        quality = _quality(lists, judge, docs)
-    elif request.fusion == "zconf4":
-        quality = _evidence(lists, judge, docs)
-    fused = fuse(request, lists, quality)
+    quality = list_quality(request.fusion, lists, judge, docs)
+    fused = fuse(request.fusion, lists, request.list_weights, quality, request.floor)
     relevance = to_unit(fused)
     # One result per episode FILE: two files stating one id (a person's copy) stay two
     # results, each with its own path, instead of whichever chunk happened to score best.
@@ -363,15 +283,10 @@ def _judged(
         explain = {**result.explain, **gate, "absolute": rel.explain()}
         return SearchResult(result.doc, result.score, result.chunks, explain, rel)
     cosine = result.explain["sources"].get("vector", {}).get("raw")
-    rel = judge.judge(_indexed_texts(result.doc), cosine, (result.doc.speaker_name,))
+    rel = judge.judge(indexed_texts(result.doc), cosine, (result.doc.speaker_name,))
     rel = gated(rel, decision) or rel
     explain = {**result.explain, **gate, "absolute": rel.explain()}
     return SearchResult(result.doc, result.score, result.chunks, explain, rel)
-
-
-def _indexed_texts(doc: ChunkDoc) -> tuple[str, ...]:
-    # What the text index holds for a chunk (indexer.text_index adds speaker and tags).
-    return (doc.text, doc.speaker_name, *doc.tags)
 
 
 def _written(hits: Sequence[Hit], docs: Mapping[int, ChunkDoc]) -> dict[int, Written]:

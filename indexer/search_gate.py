@@ -16,7 +16,8 @@ from dataclasses import replace
 
 from indexer.recall_gate import GateDecision, decide
 from indexer.records import ChunkDoc, Hit
-from indexer.relevance import Judge, Relevance, idf
+from indexer.relevance import Relevance, idf
+from indexer.relevance_judge import Judge
 
 # A held query term is a "thing the chat knows" when it is this rare in the whole index:
 # its idf at least this share of a word only one memory holds (at 6,000 memories: held by

@@ -22,7 +22,7 @@ def gate_words(gate: Mapping[str, Any] | None) -> str:
 
 
 def floor_words(absolute: Mapping[str, Any] | None) -> str:
-    """"floor 0.44 for a single message (runners-up 0.33)" ("" when the search judged no
+    """ "floor 0.44 for a single message (runners-up 0.33)" ("" when the search judged no
     relevance): the floor and the bar of the results ranked after one that reached it."""
     if not absolute:
         return ""

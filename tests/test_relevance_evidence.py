@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from indexer import relevance as rel
+from indexer.relevance_judge import Judge
 from indexer.tokenize import analyze_query
 
 N = 5882  # LoCoMo's turns: a chat that has talked a lot
@@ -50,7 +51,7 @@ def test_the_evidence_minimum_fades_in_with_the_vaults_size():
 def test_the_memorys_own_speaker_name_counts_name_weight():
     freq = {("text", "carolin"): 50, ("text", "research"): 5}
     weights = rel.query_weights(analyze_query("what did Caroline research?"), 100, freq)
-    judge = rel.Judge(weights, None)
+    judge = Judge(weights, None)
     texts = ["Caroline: I researched adoption agencies", "Caroline"]
     named = judge.judge(texts, None, ["Caroline"])
     plain = judge.judge(texts, None)

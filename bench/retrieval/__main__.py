@@ -32,7 +32,8 @@ from indexer.fusion import (
     ZCONF_VERSION,
 )
 from indexer.ranking import RANK_VERSION, RankWeights
-from indexer.search import CANDIDATES, CONTEXT_CANDIDATES, DEFAULT_WEIGHTS
+from indexer.search import CANDIDATES, CONTEXT_CANDIDATES
+from indexer.search_fusion import DEFAULT_WEIGHTS
 from indexer.text_index import BIGRAM_BOOST
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "retrieval.json"

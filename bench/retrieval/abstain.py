@@ -39,7 +39,8 @@ from indexer.engine import Engine
 from indexer.evaluate import build_vault
 from indexer.fusion import FULL_EVIDENCE
 from indexer.recall_gate import GATE_VERSION
-from indexer.relevance import DEFAULT_FLOOR, FOLLOW_SHARE, RELEVANCE_VERSION, Calibrated
+from indexer.relevance import DEFAULT_FLOOR, FOLLOW_SHARE, RELEVANCE_VERSION
+from indexer.relevance_judge import Calibrated
 from indexer.search import SearchRequest, hybrid_search
 from vault.keys import ScopeId
 

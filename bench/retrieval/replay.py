@@ -28,7 +28,8 @@ from indexer.calibration import calibrate
 from indexer.engine import Engine
 from indexer.evaluate import build_vault
 from indexer.records import ChunkDoc, Hit
-from indexer.relevance import BIGRAM_FIELD, WORD_FIELD, Calibrated, VectorScale
+from indexer.relevance import BIGRAM_FIELD, WORD_FIELD, VectorScale
+from indexer.relevance_judge import Calibrated
 from indexer.search import CANDIDATES, CONTEXT_CANDIDATES, SearchRequest, hybrid_search
 from vault.keys import ScopeId
 

@@ -8,6 +8,7 @@ from indexer import relevance as rel
 from indexer.evidence import cross_script, incidental, query_shape, script
 from indexer.fusion import FULL_EVIDENCE, evidence_trust, zconf, zconf4
 from indexer.records import Hit
+from indexer.relevance_judge import Calibrated, Judge
 from indexer.tokenize import analyze_query
 from indexer.verdict import floor_words, gate_words, verdict_words
 
@@ -79,13 +80,13 @@ def _weights(query: str, freq: dict, num_docs: int = 2000) -> rel.QueryWeights:
 def test_a_word_other_chats_use_but_this_one_never_did_raises_the_demand():
     freq = {(rel.WORD_FIELD, "church"): 5, (rel.WORD_FIELD, "friend"): 300}
     weights = _weights("activities with church friends", freq)
-    judge = rel.Judge(weights, None)
+    judge = Judge(weights, None)
 
     def present(keys, scope):
         return frozenset(k for k in keys if k[1] != "church")  # the chat never said church
 
     stats = lambda keys: (2000, {k: freq.get(k, 0) for k in keys})  # noqa: E731
-    cal = rel.Calibrated(stats, rel.VectorScale(0.1, 0.6), present)
+    cal = Calibrated(stats, rel.VectorScale(0.1, 0.6), present)
     demanding = cal.judge("activities with church friends", scope=("k",))
     memory = ["Nate: old friends and their activities"]
     plain, asked = judge.judge(memory, None), demanding.judge(memory, None)
@@ -100,7 +101,7 @@ def test_a_word_other_chats_use_but_this_one_never_did_raises_the_demand():
 
 def test_across_scripts_the_vector_side_counts_fully():
     scale = rel.VectorScale(zero=0.1, one=0.6)
-    cal = rel.Calibrated(lambda keys: (10, {}), scale)
+    cal = Calibrated(lambda keys: (10, {}), scale)
     judge = cal.judge("who is speaking in Shanghai")
     same = judge.judge(["Li Wei gives a talk"], 0.4)
     crossed = judge.judge(["李伟下周三要在上海做演讲"], 0.4)
@@ -113,7 +114,7 @@ def test_a_dialogues_vector_scale_comes_down():
     scale = rel.VectorScale(zero=0.1, one=0.6)
     assert scale.for_shape("message") == scale
     assert scale.for_shape("dialogue") == rel.VectorScale(0.1, pytest.approx(0.3))
-    judge = rel.Calibrated(lambda keys: (10, {}), scale).judge(DIALOGUE)
+    judge = Calibrated(lambda keys: (10, {}), scale).judge(DIALOGUE)
     got = judge.judge(["Bart went skiing"], 0.25)
     assert got.vector == pytest.approx(0.75) and got.shape == "dialogue"
 
