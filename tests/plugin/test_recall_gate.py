@@ -159,6 +159,9 @@ async def test_with_the_gate_off_a_greeting_goes_through_the_floor_as_before(tmp
     plugin = await started_plugin(host, tmp_path / "memory", recall_gate="off")
     try:
         populate(plugin)
+        # The runner's retrieve (before any injector turn) follows the same setting.
+        served = [e.metadata["content"] for e in (await retrieve(plugin, "thanks!")).results]
+        assert served and served[0] == "Thanks a lot, everyone!"
         ctx = await turn(plugin, host, "thanks!")
         snap = snapshot(plugin)
         assert snap["gate"] == "gate: off"
@@ -173,8 +176,22 @@ async def test_with_the_gate_off_a_greeting_goes_through_the_floor_as_before(tmp
         passed = [r.doc.episode_id for r in found if r.relevance.passed]
         assert passed and snap["recalled_ids"] == passed
         assert "Thanks a lot, everyone!" in fenced(injected(ctx)[1])[0]
+        reply = (await say(command(plugin), host, "!memory search thanks!")).splitlines()
+        assert reply[:2] == [
+            "[Memory] gate: off; floor 0.44 for a single message",
+            f"[Memory] Found {len(passed)} episode(s):",
+        ]
     finally:
         plugin.memory.close()
+
+
+async def test_a_chat_without_memories_still_records_why_nothing_was_recalled(plugin, host):
+    host.register_memory_kb(KB)
+    await turn(plugin, host, "你好")
+    snap = snapshot(plugin)
+    assert (snap["gate"], snap["recalled_ids"]) == ("gate: skipped: greeting", [])
+    await turn(plugin, host, "Alice, when is my dentist appointment?", query_id=8)
+    assert snapshot(plugin)["gate"].startswith("gate: passed: ")
 
 
 async def test_recall_gate_off_set_in_langbot_applies_at_the_next_message(chat, host):
