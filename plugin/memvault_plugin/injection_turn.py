@@ -83,10 +83,16 @@ def verdict_of(found: Sequence[SearchResult], text: str, gate: bool) -> Verdict:
     for result in found:
         absolute = result.explain.get("absolute")
         if absolute is not None:
-            return Verdict(gate_words(result.explain.get("gate")), floor_words(absolute))
+            return Verdict(_stored(gate_words(result.explain.get("gate"))), floor_words(absolute))
     if not gate:
         return Verdict(gate_words(None))
-    return Verdict(gate_words(decide(text, (), ()).explain()))
+    return Verdict(_stored(gate_words(decide(text, (), ()).explain())))
+
+
+def _stored(words: str) -> str:
+    # The reason can quote the message ("passed: names Alice"): the snapshot and the log
+    # are storage, so it is redacted like everything else they hold.
+    return redact(words).text
 
 
 @dataclass(frozen=True)
