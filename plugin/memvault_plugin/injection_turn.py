@@ -16,6 +16,9 @@ from typing import Any
 
 from indexer.engine import Engine
 from indexer.ranking import RankWeights
+from indexer.recall_gate import decide
+from indexer.search import SearchResult
+from indexer.verdict import floor_words, gate_words
 from vault.keys import ScopeId
 from vault.model import Profile
 from vault.operations import Vault
@@ -60,6 +63,39 @@ class TurnInput:
 
 
 @dataclass(frozen=True)
+class Verdict:
+    """What decided this turn's recall, in indexer.verdict's words (every surface shows
+    these): the message gate ("gate: skipped: greeting", "gate: off") and the floor that
+    applied ("floor 0.44 for a single message"). "" = no recall ran (a command, no text)."""
+
+    gate: str = ""
+    floor: str = ""
+
+    def line(self) -> str:
+        """indexer.verdict.verdict_words' joining of the two."""
+        return "; ".join(w for w in (self.gate, self.floor) if w)
+
+
+def verdict_of(found: Sequence[SearchResult], text: str, gate: bool) -> Verdict:
+    """The gate and floor as the search's explain records them. A search that found nothing
+    judged nothing: the gate's decision is then the one it takes on a chat with no
+    candidates (no names, no known terms), so a snapshot still says why."""
+    for result in found:
+        absolute = result.explain.get("absolute")
+        if absolute is not None:
+            return Verdict(_stored(gate_words(result.explain.get("gate"))), floor_words(absolute))
+    if not gate:
+        return Verdict(gate_words(None))
+    return Verdict(_stored(gate_words(decide(text, (), ()).explain())))
+
+
+def _stored(words: str) -> str:
+    # The reason can quote the message ("passed: names Alice"): the snapshot and the log
+    # are storage, so it is redacted like everything else they hold.
+    return redact(words).text
+
+
+@dataclass(frozen=True)
 class Turn:
     session_profile: Profile | None
     speaker_profile: Profile | None
@@ -70,6 +106,7 @@ class Turn:
     critical_ids: tuple[str, ...] = ()  # the chat's critical memories, placed first
     # The speaker's open key events (a block of its own after the memories; events_block).
     events: events_block.EventsBlock = events_block.EventsBlock("")
+    verdict: Verdict = Verdict()
 
     @property
     def recalled(self) -> int:
@@ -97,6 +134,13 @@ def _profile(vault: Vault, scope: ScopeId, speaker: str | None) -> Profile | Non
 def recall(
     vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSettings, now: int
 ) -> list[prompting.Recalled]:
+    return recall_judged(vault, engine, turn, settings, now)[0]
+
+
+def recall_judged(
+    vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSettings, now: int
+) -> tuple[list[prompting.Recalled], Verdict]:
+    """What automatic recall brings for the turn's message, and the verdict that decided it."""
     # The chat's memories and its attached libraries' in ONE search: one candidate pool,
     # scored once, so a library record competes on the same scale as the chat's own.
     found = engine.search(
@@ -108,19 +152,24 @@ def recall(
         now=now,
         libraries=ks.present_libraries(vault, turn.libraries),
         floor=settings.relevance_floor,
+        # The message gate (setting recall_gate): "thanks!" or "what's 17 times 23?" needs
+        # no memory; with it on, no result of a skipped message passes.
+        gate=settings.gate,
     )
+    verdict = verdict_of(found, turn.text, settings.gate)
     # Only what reaches the floor goes in: "hi" or "Tokyo flight?" in a chat that holds no
     # such memory gets no memory block at all (the profile block still goes in).
     passed = relevant(found)
     if len(passed) < len(found):
         log.info(
-            "memvault=recall_floor scope=%s found=%d passed=%d floor=%.2f",
+            "memvault=recall_floor scope=%s found=%d passed=%d floor=%.2f verdict=%r",
             turn.scope.session_key,
             len(found),
             len(passed),
             settings.relevance_floor,
+            verdict.line(),
         )
-    return [prompting.recalled_from(r) for r in passed[: settings.top_k]]
+    return [prompting.recalled_from(r) for r in passed[: settings.top_k]], verdict
 
 
 def critical_records(engine: Engine, turn: TurnInput, now: int) -> list[prompting.Recalled]:
@@ -134,7 +183,9 @@ def prepare(vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSetti
     now = int(now_dt.timestamp())
     session_profile = _profile(vault, turn.scope, None)
     speaker_profile = _profile(vault, turn.scope, turn.sender_id) if turn.sender_id else None
-    recalled = recall(vault, engine, turn, settings, now) if turn.text else []
+    recalled, verdict = (
+        recall_judged(vault, engine, turn, settings, now) if turn.text else ([], Verdict())
+    )
     # `priority: critical` memories go first into every turn whatever the message (budget
     # permitting: fit drops from the end), then the recalled ones not already among them.
     critical = [] if turn.is_command else critical_records(engine, turn, now)
@@ -162,6 +213,7 @@ def prepare(vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSetti
         recalled_ids,
         tuple(r.id for r in critical),
         events=_events(vault, turn, settings),
+        verdict=verdict,
     )
     if not turn.is_command:
         # Queued, not written: the turn does not wait for the file (vault.snapshots orders
@@ -220,6 +272,11 @@ def _save_snapshot(
         ).record(),
         "episode_ids": list(result.placed_ids),
         "recalled_ids": list(result.recalled_ids),
+        # Why recall brought what it did, in indexer.verdict's words (as `!memory search`,
+        # the console and `memvault search --explain` say it): "gate: skipped: greeting",
+        # "floor 0.44 for a single message" ("" when no recall ran).
+        "gate": result.verdict.gate,
+        "floor": result.verdict.floor,
         "critical_ids": list(result.critical_ids),
         "retrieve": None,
         "recalled_count": result.recalled,

@@ -41,6 +41,9 @@ class RetrieveInput:
     half_life_days: float
     floor: float
     now: int
+    # The message gate (setting recall_gate), as injection runs it: the runner retrieves for
+    # every message, so "thanks!" must not bring memories in by this door either.
+    gate: bool
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,7 @@ def serve(
             weights=RankWeights(half_life_days=req.half_life_days),
             libraries=ks.present_libraries(vault, [req.library] if req.library else []),
             floor=req.floor,
+            gate=req.gate,
         )
         # The plugin's one floor, as injection and recall_memory use it: nothing relevant,
         # nothing retrieved (LangBot then adds no knowledge to the prompt).

@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 EMBEDDINGS = ("local", "langbot", "openai")
+RECALL_GATE = ("on", "off")
 MAX_CANDIDATES_PER_TURN = 10  # each one is checked against memory with an embedding
 MAX_EVENTS_INJECTED = 20  # open key events per prompt (each line is capped: events_block)
 
@@ -72,6 +73,10 @@ class PluginSettings:
     injection_chars: int = 4000
     # Overrides indexer.relevance's floor (its one home) for every recall path of the plugin.
     relevance_floor: float = DEFAULT_FLOOR
+    # The message gate (indexer.recall_gate) on automatic recall: "on" = a greeting, thanks
+    # or an impersonal request ("what's 17 times 23?") gets no episode recalled; "off" =
+    # every message goes on to the floor, as before the gate.
+    recall_gate: str = "on"
     git_autocommit: bool = True
     # Candidate memories after each turn (one host-model call per turn; off by default).
     candidates: bool = False
@@ -111,6 +116,17 @@ class PluginSettings:
             raise SettingsError(
                 f"relevance_floor must be between 0 and 1 (got {floor}); "
                 f"the default is {DEFAULT_FLOOR}"
+            )
+
+        raw_gate = config.get("recall_gate")
+        if isinstance(raw_gate, bool):  # YAML 1.1 reads a bare on/off as a boolean
+            raw_gate = "on" if raw_gate else "off"
+        recall_gate = str(raw_gate or "on").strip().lower()
+        if recall_gate not in RECALL_GATE:
+            raise SettingsError(
+                f"recall_gate must be on or off (got {config.get('recall_gate')!r}); on skips "
+                "episode recall for greetings, thanks and impersonal requests, off recalls "
+                "for every message"
             )
 
         def flag(name: str, default: bool) -> bool:
@@ -168,6 +184,7 @@ class PluginSettings:
             top_k=number("top_k", 3, 1, int),
             injection_chars=number("injection_chars", 4000, 200, int),
             relevance_floor=floor,
+            recall_gate=recall_gate,
             git_autocommit=bool(config.get("git_autocommit", True)),
             candidates=flag("candidates", False),
             candidates_model=str(config.get("candidates_model") or "").strip(),
@@ -178,6 +195,11 @@ class PluginSettings:
             events_injected=events_injected,
             profile_limits=profile_limits,
         )
+
+    @property
+    def gate(self) -> bool:
+        """Whether automatic recall (injection, the KB's retrieve) runs the message gate."""
+        return self.recall_gate == "on"
 
 
 def relevant(results: Sequence[SearchResult]) -> list[SearchResult]:

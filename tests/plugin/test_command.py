@@ -83,8 +83,8 @@ async def test_overview_counts_profiles_isolation_and_vault(plugin, host):
         "Episodes: 2 active, 1 archived, 1 superseded",
         f"Vault: {plugin.memory.settings.vault_path}",
         "Settings: isolation=session, event_types=none, top_k=3, relevance_floor=0.44, "
-        "injection_chars=4000, embedding=local, openai_key=not set, candidates=off, "
-        "git_autocommit=on",
+        "recall_gate=on, injection_chars=4000, embedding=local, openai_key=not set, "
+        "candidates=off, git_autocommit=on",
     ]
     host.pipeline_kbs = []
     assert "L2 (Episodic): KB=kb-memvault-... configured but inactive in this pipeline" in (
@@ -165,14 +165,16 @@ async def test_search_finds_in_scope_only_with_upstream_lines(plugin, host):
     remember(plugin, "Jasmine tea is Mallory's secret too", launcher_id=OTHER)
     text = await say(cmd, host, "!memory search jasmine tea")
     lines = text.splitlines()
-    assert lines[0] == "[Memory] Found 1 episode(s):"
+    # First the verdict: the message gate's decision and the floor (indexer.verdict).
+    assert lines[0] == "[Memory] gate: passed: no rule applies; floor 0.44 for a single message"
+    assert lines[1] == "[Memory] Found 1 episode(s):"
     day = f"{tea.created_at:%Y-%m-%d}"
     # Each line shows the memory's relevance (3 decimals, as `memvault search --explain`).
     assert re.fullmatch(
         rf"  \[{tea.id}\] {day} \(active, imp:2, relevance [01]\.\d{{3}}\) \[drink, food\] "
         r"Alice likes jasmine tea with honey",
-        lines[1],
-    ), lines[1]
+        lines[2],
+    ), lines[2]
     assert "Mallory" not in text
     assert await say(cmd, host, "!memory search") == "Usage: !memory search <query>"
     assert "Mallory" in await say(cmd, host, "!memory s jasmine", launcher_id=OTHER)

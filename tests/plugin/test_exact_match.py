@@ -14,11 +14,11 @@ from indexer.records import ChunkDoc
 from tests.plugin.test_command import OTHER, chat, command, remember, say
 from vault.model import Speaker
 
-ID_LINE = re.compile(r"^\s*\[([^\]]+)\]")
+ID_LINE = re.compile(r"^\s+\[([^\]]+)\]")  # a result line; "[Memory] ..." lines are not
 
 
 def found_ids(reply: str) -> list[str]:
-    return [m.group(1) for line in reply.splitlines()[1:] if (m := ID_LINE.match(line))]
+    return [m.group(1) for line in reply.splitlines() if (m := ID_LINE.match(line))]
 
 
 async def test_an_exact_id_ranks_first_though_others_match_its_words_better(plugin, host):

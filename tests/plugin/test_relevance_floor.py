@@ -172,9 +172,11 @@ def test_injection_recalls_exactly_the_results_that_reach_the_floor(chat, questi
         speaker_id="u1",
         now=now,
         floor=floor,
+        gate=True,  # recall_gate is on by default: a message it skips recalls nothing
     )
     assert ranked  # the chat holds memories: the search always ranks some
-    assert got == [r.doc.episode_id for r in ranked if r.relevance.value >= floor]
+    expected = [r.doc.episode_id for r in ranked if r.relevance.value >= floor]
+    assert got == ([] if ranked[0].relevance.gated else expected)
 
 
 # --------------------------------------------------------------------------- tools, command
@@ -185,7 +187,9 @@ async def test_recall_memory_and_memory_search_say_nothing_relevant(plugin, host
     host.register_memory_kb(KB)
     populate(plugin, session="group_123")  # the chat of the tool's and the command's session
     assert await call(plugin, host, "recall_memory", {"query": question}) == NONE
-    assert await say(command(plugin), host, f"!memory search {question}") == NONE
+    # Below the verdict line (the gate's decision and the floor, indexer.verdict's words).
+    verdict, *reply = (await say(command(plugin), host, f"!memory search {question}")).splitlines()
+    assert verdict.startswith("[Memory] gate: ") and reply == [NONE]
 
 
 async def test_recall_memory_and_memory_search_still_find_the_memory(plugin, host):
@@ -196,8 +200,9 @@ async def test_recall_memory_and_memory_search_still_find_the_memory(plugin, hos
     )
     assert [f.text for f in found] == ["The book club meets on Thursday at 7 pm in the library"]
     lines = (await say(command(plugin), host, "!memory search book club")).splitlines()
-    assert lines[0] == "[Memory] Found 1 episode(s):", lines
-    assert "book club meets on Thursday" in lines[1]
+    assert lines[0].startswith("[Memory] gate: passed: "), lines
+    assert lines[1] == "[Memory] Found 1 episode(s):", lines
+    assert "book club meets on Thursday" in lines[2]
 
 
 # --------------------------------------------------------------------------- the setting
@@ -242,7 +247,8 @@ async def test_the_one_setting_moves_every_path(tmp_path, host):
         question = "what tea does Bob like"  # relevant (it passes the default), not a perfect match
         assert injected(await turn(high, host, question))[1] == ""
         assert await call(high, host, "recall_memory", {"query": question}) == NONE
-        assert await say(command(high), host, f"!memory search {question}") == NONE
+        reply = await say(command(high), host, f"!memory search {question}")
+        assert reply.splitlines()[1:] == [NONE], reply
         # The Memory Console page inside LangBot marks it against the same setting.
         body = {"scope": {"bot": "bot-1", "session": "group_123"}, "query": question}
         items = (await api(high, "/search", body)).data["items"]

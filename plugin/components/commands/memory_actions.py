@@ -13,6 +13,8 @@ from memvault_plugin import live_settings
 from memvault_plugin.memory_service import relevant
 
 from indexer.ranking import RankWeights
+from indexer.relevance import Relevance, passes
+from indexer.verdict import verdict_words
 from vault.model import STATUSES, FormatError, Profile
 from vault.op_results import StatusChange
 from vault.snapshots import read_snapshot
@@ -45,6 +47,11 @@ log = logging.getLogger(__name__)
 SEARCH_TOP_K = 10
 # The recall tool's wording (recall_memory), for a search whose results all miss the floor.
 NO_RELEVANT = "No relevant memories found."
+
+
+def reaches_floor(relevance: Relevance) -> bool:
+    """The floor's own verdict, without the gate's (Relevance.passed holds both)."""
+    return passes(relevance.value, relevance.floor)
 
 
 # -- subcommands ----------------------------------------------------------------------
@@ -131,14 +138,27 @@ def search(call: Call) -> str:
         statuses=wanted,
         weights=weights,
         floor=settings.relevance_floor,
+        # The message gate as automatic recall runs it (setting recall_gate): a person sees
+        # what injection would do with this message.
+        gate=settings.gate,
     )
     if not found:
         return "[Memory] No episodes found."
+    # indexer.verdict's one wording, as the snapshot, the console and the CLI show it.
+    verdict = verdict_words([r.explain for r in found])
+    head = [f"[Memory] {verdict}"] if verdict else []
     # The floor automatic injection uses: what is listed here is what recall would use.
     results = relevant(found)
+    skipped = not results and any(r.relevance is not None and r.relevance.gated for r in found)
+    if skipped:
+        # The gate skipped the message: list what the floor alone would pass, marked, so a
+        # person sees what the gate kept out.
+        results = [r for r in found if r.relevance is not None and reaches_floor(r.relevance)]
     if not results:
-        return NO_RELEVANT
-    lines = [f"[Memory] Found {len(results)} episode(s):"]
+        return "\n".join([*head, NO_RELEVANT])
+    noun = f"Found {len(results)} episode(s)"
+    header = f"[Memory] {noun}, none injected (the gate skipped this message):"
+    lines = [*head, header if skipped else f"[Memory] {noun}:"]
     for result in results:
         doc = result.doc
         content = doc.text
@@ -158,6 +178,7 @@ def search(call: Call) -> str:
                 doc.tags,
                 one_line(content),
                 result.relevance.value if result.relevance is not None else None,
+                note="not injected" if skipped else "",
             )
         )
     return "\n".join(lines)

@@ -53,10 +53,13 @@ def episode_line(
     tags: Sequence[str],
     content: str,
     relevance: float | None = None,
+    note: str = "",
 ) -> str:
     """`  [id] YYYY-MM-DD (status, imp:n) [tags] content` (search and list); search adds
-    `, relevance r` with r as `memvault search --explain` prints it (3 decimals)."""
+    `, relevance r` with r as `memvault search --explain` prints it (3 decimals), and a
+    `note` ("not injected") when the message gate skipped the query."""
     rel = f", relevance {relevance:.3f}" if relevance is not None else ""
+    rel += f", {note}" if note else ""
     return f"  [{episode_id}] {date} ({status}, imp:{importance}{rel}){_tags(tags)} {content}"
 
 
@@ -107,6 +110,10 @@ def injection_lines(snapshot: Mapping[str, Any]) -> list[str]:
         f"{snapshot.get('episode_count', 0)} episode(s), "
         f"{snapshot.get('injection_chars', 0)} chars"
     ]
+    # The gate's decision and the floor (indexer.verdict's words, recorded by the injector).
+    verdict = [echo(str(snapshot[k]), 120) for k in ("gate", "floor") if snapshot.get(k)]
+    if verdict:
+        lines.append(f"  Recall: {'; '.join(verdict)}")
     placed = snapshot.get("placed")
     if not isinstance(placed, dict):
         lines.append("  Placed: not recorded (snapshot of an older MemVault)")

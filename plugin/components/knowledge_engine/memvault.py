@@ -145,6 +145,7 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
             half_life_days=memory.settings.half_life_days,
             floor=memory.settings.relevance_floor,
             now=int(time.time()),
+            gate=memory.settings.gate,
         )
         key = tl.ledger_key(scope, sender)
         turn = self.plugin.turns.lookup(key)

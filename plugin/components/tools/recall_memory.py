@@ -88,6 +88,10 @@ def search(
         libraries=ks.present_libraries(vault, libraries),
         floor=floor,
         filters=ask.fields,
+        # No message gate (recall_gate) here: the model called the tool because it wants
+        # memory, so its query is a request to recall by definition, whatever it looks like
+        # ("thanks" may be the very thing it searches for). The gate is for automatic recall.
+        gate=False,
     )
     # The plugin's one floor, as injection uses it; the filters then pick among these.
     for result in relevant(results):
