@@ -27,7 +27,11 @@ def filled(tmp_path_factory):
 
 def test_unrelated_query_results_are_listed_but_marked_below_the_floor(filled):
     out = run("search", "Tokyo flight?", *SCOPE, vault=filled).stdout
-    lines = [line for line in out.splitlines() if line.strip()]
+    head, *lines = [line for line in out.splitlines() if line.strip()]
+    # The verdict line first: the gate let the question through, the floor that applied.
+    assert head == f"gate: passed: no rule applies; floor {DEFAULT_FLOOR:.2f} for a single " + (
+        f"message (runners-up {0.75 * DEFAULT_FLOOR:.2f})"
+    )
     assert lines and all(line.endswith(": would not be injected]") for line in lines), out
     below = f"< floor {DEFAULT_FLOOR:.2f}"
     assert all(line.startswith("score ") and below in line for line in lines), out
@@ -42,7 +46,8 @@ def test_matching_query_passes_and_explain_shows_the_same_numbers(filled):
     absolute = top["explain"]["absolute"]
     assert absolute["value"] == pytest.approx(top["relevance"], abs=1e-4)
     text = run("search", "when does Alice go to Beijing?", *SCOPE, "--explain", vault=filled)
-    first = text.stdout.splitlines()[:4]
+    head, *first = text.stdout.splitlines()[:5]
+    assert head.lower().startswith("gate: passed: names alice; floor ")
     assert first[0].endswith(f"[relevance {absolute['value']:.3f}: would be injected]")
     shown = [line for line in first if line.strip().startswith("relevance ")]
     assert shown and f"relevance {absolute['value']:.3f}" in shown[0] and "passed" in shown[0]
@@ -74,3 +79,36 @@ def test_eval_retrieval_writes_relevant_and_abstains_on_everyday_chat(tmp_path):
     ).stdout  # fmt: skip
     result = json.loads(scored)
     assert result["injected_hit@5"] >= result["plain_hit@5"] - 3
+
+
+def test_a_greeting_is_gated_and_the_gate_can_be_turned_off(filled):
+    out = run("search", "你好", *SCOPE, vault=filled).stdout
+    head, *lines = [line for line in out.splitlines() if line.strip()]
+    assert head.startswith("gate: skipped: greeting; floor 0.44 for a single message")
+    assert lines and all(line.endswith("[gate: skipped: greeting: would not be injected]")
+                         for line in lines), out  # fmt: skip
+    items = run_json("search", "你好", *SCOPE, "--explain", vault=filled)
+    assert items and all(i["passed"] is False for i in items)
+    assert {i["explain"]["gate"]["rule"] for i in items} == {"social.greeting"}
+    off = run("search", "你好", *SCOPE, "--gate", "off", vault=filled).stdout.splitlines()
+    assert off[0].startswith("gate: off; floor 0.44")
+    assert all("gate:" not in line for line in off[1:]), off
+
+
+def test_a_question_in_one_language_injects_a_memory_in_the_other(tmp_path):
+    root = tmp_path / "memory"
+    run("init", str(root))
+    for text in (
+        "李伟下周三要在上海做产品发布会的演讲。",
+        "Bob is learning to play the violin this year.",
+    ):
+        run("remember", text, *SCOPE, vault=root)
+    for query, want in (
+        ("who is speaking in Shanghai next week?", "上海"),
+        ("谁在学小提琴？", "violin"),
+    ):
+        items = run_json("search", query, *SCOPE, "--explain", vault=root)
+        top = items[0]
+        assert want in top["content"] and top["passed"] is True, (query, items)
+        # Across scripts the text side shares no word: the vector side carried it.
+        assert top["explain"]["absolute"]["text"] == 0.0

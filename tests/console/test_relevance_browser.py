@@ -27,7 +27,8 @@ except ImportError:  # `page` fails below, saying how to install it
     sync_playwright = None
 
 RELATED = "When is Alice going to Beijing?"
-UNRELATED = "what's 17 times 23?"
+UNRELATED = "Tokyo flight?"
+IMPERSONAL = "what's 17 times 23?"  # the message gate skips it (indexer.recall_gate)
 FLOOR = f"{DEFAULT_FLOOR:.2f}"
 
 
@@ -105,3 +106,18 @@ def test_each_result_shows_its_relevance_and_the_verdict(page: Page, console: Co
     expect(chips.first).to_have_text(
         f"相关度 {below[0]['explain']['absolute']['value']:.3f}：低于下限 {FLOOR}"
     )
+    page.get_by_test_id("lang-select").select_option("en_US")
+
+    # A message the gate skips: every result says so, and the verdict line names the rule.
+    gated = answer(console, IMPERSONAL)
+    assert gated and all(i["explain"]["absolute"]["gated"] for i in gated)
+    search(page, IMPERSONAL)
+    expect(page.get_by_test_id("search-verdict")).to_have_text(
+        f"gate: skipped: arithmetic; floor {FLOOR} for a single message (runners-up 0.33)"
+    )
+    expect(chips).to_have_count(len(gated))
+    value = f"{gated[0]['explain']['absolute']['value']:.3f}"
+    expect(chips.first).to_have_text(
+        f"Not injected: the message gate skipped this message (relevance {value}, floor {FLOOR})"
+    )
+    expect(chips.first).to_have_attribute("data-gated", "true")

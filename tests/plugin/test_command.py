@@ -19,6 +19,9 @@ from vault.safewrite import ConflictError, LockTimeoutError
 from vault.snapshots import write_snapshot
 from vault.transfer import import_payload
 
+# indexer.verdict.floor_words at the default floor: the words every surface shows.
+FLOOR_WORDS = "floor 0.44 for a single message (runners-up 0.33)"
+
 OTHER = "456"  # launcher id of another group chat of the same bot
 
 
@@ -166,7 +169,7 @@ async def test_search_finds_in_scope_only_with_upstream_lines(plugin, host):
     text = await say(cmd, host, "!memory search jasmine tea")
     lines = text.splitlines()
     # First the verdict: the message gate's decision and the floor (indexer.verdict).
-    assert lines[0] == "[Memory] gate: passed: no rule applies; floor 0.44 for a single message"
+    assert lines[0] == f"[Memory] gate: passed: no rule applies; {FLOOR_WORDS}"
     assert lines[1] == "[Memory] Found 1 episode(s):"
     day = f"{tea.created_at:%Y-%m-%d}"
     # Each line shows the memory's relevance (3 decimals, as `memvault search --explain`).

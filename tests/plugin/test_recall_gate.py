@@ -26,6 +26,9 @@ from tests.plugin.test_injector import KB, fenced, injected, injector_for, remem
 from tests.plugin.test_tools import call
 from vault.snapshots import flush, read_snapshot
 
+# indexer.verdict.floor_words at the default floor: the words every surface shows.
+FLOOR_WORDS = "floor 0.44 for a single message (runners-up 0.33)"
+
 SESSION = "group_123"  # the chat of the fake host's commands and tools
 # (speaker id, name, text): facts in English and Chinese, and everyday-chat turns.
 CHAT = (
@@ -115,7 +118,7 @@ async def test_everyday_chat_injects_no_episode(chat, host, message, reason):
     assert host.query_vars["_ltm_context"]["episodes"] == []
     snap = snapshot(chat)
     assert snap["gate"] == f"gate: skipped: {reason}"
-    assert snap["floor"] == "floor 0.44 for a single message"
+    assert snap["floor"] == FLOOR_WORDS
     assert snap["recalled_ids"] == [] and snap["episode_ids"] == []
 
 
@@ -178,7 +181,7 @@ async def test_with_the_gate_off_a_greeting_goes_through_the_floor_as_before(tmp
         assert "Thanks a lot, everyone!" in fenced(injected(ctx)[1])[0]
         reply = (await say(command(plugin), host, "!memory search thanks!")).splitlines()
         assert reply[:2] == [
-            "[Memory] gate: off; floor 0.44 for a single message",
+            f"[Memory] gate: off; {FLOOR_WORDS}",
             f"[Memory] Found {len(passed)} episode(s):",
         ]
     finally:
@@ -223,7 +226,7 @@ async def test_the_runners_retrieve_is_gated_and_the_recall_tool_is_not(chat, ho
 async def test_memory_search_shows_the_gates_verdict_and_marks_what_it_kept_out(chat, host):
     reply = await say(command(chat), host, "!memory search 你好")
     lines = reply.splitlines()
-    assert lines[0] == "[Memory] gate: skipped: greeting; floor 0.44 for a single message"
+    assert lines[0] == f"[Memory] gate: skipped: greeting; {FLOOR_WORDS}"
     assert lines[1] == "[Memory] Found 1 episode(s), none injected (the gate skipped this message):"
     assert "大家好，你好你好" in lines[2] and ", not injected)" in lines[2]
     # The same words as the engine's explain gives every other surface.
@@ -232,7 +235,7 @@ async def test_memory_search_shows_the_gates_verdict_and_marks_what_it_kept_out(
     assert lines[0] == f"[Memory] {verdict_words([r.explain for r in found])}"
 
     passed = (await say(command(chat), host, "!memory search Alice?")).splitlines()
-    assert passed[0] == "[Memory] gate: passed: names Alice; floor 0.44 for a single message"
+    assert passed[0] == f"[Memory] gate: passed: names Alice; {FLOOR_WORDS}"
     assert passed[1].startswith("[Memory] Found ") and "not injected" not in "".join(passed)
 
 
@@ -240,7 +243,7 @@ async def test_memory_shows_the_last_injections_gate_line(chat, host):
     await turn(chat, host, "哈哈哈")
     flush()
     overview = await say(command(chat), host, "!memory")
-    assert "  Recall: gate: skipped: laughter; floor 0.44 for a single message" in overview
+    assert f"  Recall: gate: skipped: laughter; {FLOOR_WORDS}" in overview
 
 
 # --------------------------------------------------------------------------- the setting

@@ -101,8 +101,14 @@ async def test_an_unrelated_question_injects_no_memory(chat, host, question):
 async def test_a_relevant_question_still_injects_its_memory(chat, host, question, words):
     lines = fenced(injected(await turn(chat, host, question))[1])
     assert words in lines[0], lines
-    # Only what reaches the floor: the other memories of the chat share nothing with it.
-    assert len(lines) == 1, lines
+    # Only what passes: the memory that reaches the floor and, after it, runners-up within
+    # FOLLOW_SHARE of the floor (another memory of the same person); nothing below that.
+    vault, engine = chat.memory.require()
+    found = engine.search(question, chat.memory.scope("group_A", "bot-1"), top_k=5, gate=True)
+    passed = [r for r in found if r.relevance.passed]
+    assert passed and not passed[0].relevance.follows
+    assert all(r.relevance.follows for r in passed[1:])
+    assert len(lines) == len(passed), (lines, [r.doc.text for r in found])
 
 
 async def test_a_library_record_below_the_floor_never_enters_injection(tmp_path, host):
@@ -175,7 +181,12 @@ def test_injection_recalls_exactly_the_results_that_reach_the_floor(chat, questi
         gate=True,  # recall_gate is on by default: a message it skips recalls nothing
     )
     assert ranked  # the chat holds memories: the search always ranks some
-    expected = [r.doc.episode_id for r in ranked if r.relevance.value >= floor]
+    # The floor's results and, after the first of them, their runners-up (rel-3).
+    expected = [r.doc.episode_id for r in ranked if r.relevance.passed]
+    first = next((r for r in ranked if r.relevance.value >= floor), None)
+    passed = [r.relevance for r in ranked if r.relevance.passed]
+    assert all(r.value >= floor or r.follows for r in passed)
+    assert first is None or first.relevance.passed or first.relevance.gated
     assert got == ([] if ranked[0].relevance.gated else expected)
 
 

@@ -57,6 +57,7 @@ class MemoryConsole(Page):
             warnings=list(memory.warnings),
             location=location_notice(memory.location),
             floor=settings.relevance_floor,
+            gate=settings.gate,
         )
         try:
             data = await memory.run(dispatch, ctx, request.endpoint, request.body)
