@@ -145,6 +145,8 @@
         row('speaker', speaker),
         row('episode_count', snap.episode_count),
         row('recalled_count', snap.recalled_count),
+        // The gate's decision and the floor that applied (indexer.verdict's words).
+        row('recall_verdict', [snap.gate, snap.floor].filter(Boolean).join('; ')),
         row('left_out', snap.left_out),
         row('isolation', snap.isolation),
         row('user_key', snap.user_key));

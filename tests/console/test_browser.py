@@ -398,6 +398,8 @@ def test_injection_snapshot_and_broken_files(page: Page, seeded: Seeded) -> None
             "injected": True,
             "injection_chars": 321,
             "budget_chars": 4000,
+            "gate": "gate: passed: names Dana",
+            "floor": "floor 0.44 for a single message (runners-up 0.33)",
         },
     )
     broken = seeded.root / "bots" / BOT / "sessions" / "group_789" / "profile.yaml"
@@ -410,6 +412,10 @@ def test_injection_snapshot_and_broken_files(page: Page, seeded: Seeded) -> None
     summary = page.get_by_test_id("injection-summary")
     expect(summary.locator('[data-key="injection_chars"]')).to_have_text("321 of 4000")
     expect(summary.locator('[data-key="speaker"]')).to_have_text("Dana (u5)")
+    # The gate's decision and the floor of that turn, in the words `memvault search` prints.
+    expect(summary.locator('[data-key="recall_verdict"]')).to_have_text(
+        "gate: passed: names Dana; floor 0.44 for a single message (runners-up 0.33)"
+    )
     expect(page.get_by_test_id("injection-episode")).to_contain_text("launch code is 4242")
     screenshot(page, "injection")
 
