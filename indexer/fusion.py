@@ -171,10 +171,9 @@ def zconf3(
 
 
 def evidence_trust(evidence: float, full: float = FULL_EVIDENCE) -> float:
-    """zconf-4's share of a list's say: its evidence over `full`, within [0, 1]."""
-    if full <= 0:
-        return 1.0
-    return min(1.0, max(0.0, evidence) / full)
+    """zconf-4's share of a list's say: its evidence over `full`, within [0, 1] (the same
+    ramp as zconf-3's trust, on the evidence scale)."""
+    return trust(evidence, full)
 
 
 def zconf4(
