@@ -11,9 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from indexer import recall_gate_facts as facts
 from indexer import recall_gate_topics as T
 from indexer import recall_gate_words as W
 from indexer import recall_gate_world as world
+from indexer.recall_gate_chat import LEAD
 from indexer.recall_gate_regex import AnyOf
 from indexer.recall_gate_regex import alt as _alt
 from indexer.recall_gate_regex import squeeze_letters as _squeeze
@@ -171,7 +173,7 @@ _DEFINE = AnyOf(
 # "what is photosynthesis?", "what are black holes?", "what's a black hole?": up to three
 # words, with a/an or without (then no word may make it chat: recall_gate_world).
 _WHAT_IS = re.compile(
-    r"^(?:(?:so|and|hey|ok|um|but)\s+)?what(?:\s+exactly)?(?:'s|s|\s+is|\s+are)\s+(?:exactly\s+)?"
+    rf"{LEAD}what(?:\s+exactly)?(?:'s|s|\s+is|\s+are)\s+(?:exactly\s+)?"
     r"(?:([a-z][a-z\-]*(?:\s+[a-z][a-z\-]*){0,2}|[\u4e00-\u9fff]{2,8})"
     r"|an?\s+([a-z][a-z\-]*(?:\s+[a-z][a-z\-]*){0,2}))"
     r"\s*[?!.]*$"
@@ -203,7 +205,7 @@ _GENERAL = AnyOf(
 
 
 def _general(text: str) -> bool:
-    return bool(_GENERAL.search(text)) or world.world_fact(text)
+    return bool(_GENERAL.search(text)) or facts.world_fact(text)
 
 
 def _arithmetic(text: str) -> bool:

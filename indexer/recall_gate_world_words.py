@@ -28,13 +28,15 @@ CHAT_NOUNS_EN = phrases("""
     poster, flyer, logo, invitation, invite, banner, website, app, page, sign, drive, ride,
     walk, commute, wait, queue, hike, route, day, weekend, job, holiday, vacation, class,
     course, lesson, shift, visit, stay, tour, bar, cafe, shop, store, pool, gym, beach, park,
-    pizza, presents, gifts
+    pizza, presents, gifts, name, names, guy, guys, girl, lady, boss, manager, neighbor,
+    neighbour, teacher, coach, doctor, landlord, host, couple, folks, crew, family
 """)
 # Determiners that make the object the chat's own ("the", "this", "his"), and words that are
 # the people here or the conversation ("it", "everyone", "what happened").
 CHAT_DETERMINERS = phrases("the, this, that, these, those, your, his, her, their, its")
 CHAT_POINTERS = phrases("""
-    it, he, she, they, them, him, her, you, u, your, yourself, that, this, those, these,
+    it, he, she, they, them, him, her, his, their, you, u, your, yourself, that, this, those,
+    these, pls, please, plz, again, more, further, why, lol,
     everyone, everybody, someone, somebody, anyone, anybody, what happened, happened, today,
     tonight, tomorrow, yesterday, the weekend, this weekend, next week, next time, later, now
 """)
@@ -130,7 +132,8 @@ KINDS_EN = phrases("""
     language, dialect, metal, element, mineral, gas, liquid, solid, vitamin, protein,
     carbohydrate, carb, dinosaur, dinosaurs, bug, virus, bacteria, species, primate, primates,
     rodent, marsupial, predator, carnivore, herbivore, omnivore, cat, dog, bear, instrument,
-    sport, noun, verb, adjective, adverb, word, color, colour, shape, prime, drug, cereal
+    sport, noun, verb, adjective, adverb, word, color, colour, shape, prime, drug, cereal,
+    food, dish, drink, beverage, snack, dessert, cuisine, meat, dairy product, spice
 """)
 KINDS_ZH = phrases("""
     水果, 蔬菜, 坚果, 浆果, 谷物, 豆类, 鱼, 鱼类, 哺乳动物, 鸟, 鸟类, 爬行动物, 两栖动物,
@@ -145,7 +148,7 @@ RANDOM_EN = phrases("""
     roll the dice, roll a d6, roll a d20, roll dice, rock paper scissors, draw a card,
     pick a card, magic 8 ball, magic eight ball, random number, random name, random word,
     random color, random colour, random letter, random fact, random animal, random country,
-    random song, random movie, random question, random topic, random emoji, pick a number,
+    random song, random movie, random emoji, pick a number,
     choose a number, guess a number, think of a number, pick a color, pick a colour,
     choose a color, choose a colour, pick a letter, pick a word, pick a side, generate a name,
     generate a password, make up a name, eeny meeny
@@ -192,7 +195,9 @@ WORLD_NOUNS_EN = phrases("""
     buildings, tower, bridge, waterfall, volcano, canyon, cave, forest, bone, organ, muscle,
     language, languages, religion, empire, war, company, companies, man, woman, person, people,
     land animal, sea creature, creature, whale, shark, snake, cat, dog, breed, element, metal,
-    number, galaxy, structure, statue, stadium, museum, university, airport, city in the
+    number, galaxy, structure, statue, stadium, museum, university, airport, city in the,
+    reef, bay, gulf, strait, canal, peninsula, falls, wall, palace, temple, cathedral, pyramid,
+    pyramids, glacier, sahara, amazon
 """)
 SUPERLATIVE_ZH = phrases("""
     最高, 最大, 最长, 最深, 最小, 最老, 最古老, 最快, 最重, 最热, 最冷, 最远, 最多, 最宽, 最富,

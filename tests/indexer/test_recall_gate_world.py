@@ -114,6 +114,17 @@ SKIPS_WORLD = [
     ("故宫是什么时候建的", "impersonal.general_knowledge"),
     ("埃菲尔铁塔在哪个国家", "impersonal.general_knowledge"),
     ("东京是什么时区", "impersonal.general_knowledge"),
+    # the same classes behind an opener, the bot addressed, or a world "of" phrase
+    ("@bot what is photosynthesis", "impersonal.definition"),
+    ("hey bot, what are microplastics?", "impersonal.definition"),
+    ("plz explain compound interest", "impersonal.explain"),
+    ("explain the rules of chess", "impersonal.explain"),
+    ("how do bees make honey", "impersonal.explain"),
+    ("飞机是怎么飞起来的", "impersonal.explain"),
+    ("can you name all the planets in order", "impersonal.list"),
+    ("what are the symptoms of dehydration", "impersonal.general_knowledge"),
+    ("where is the great barrier reef", "impersonal.general_knowledge"),
+    ("which planet is the largest", "impersonal.general_knowledge"),
 ]
 
 
@@ -197,6 +208,24 @@ CHAT_QUESTIONS = [
     "wifi密码是啥",
     "钥匙在哪里",
     "一个人多少钱",
+    # a request word used as a noun, or with nothing to work on, or on the chat's own word
+    "list of stuff to bring?",
+    "name tag ready",
+    "explain pls",
+    "tell me about the new guy",
+    "讲讲呗",
+    "介绍一下",
+    "列一下",
+    "这是什么鱼",
+    "这是鱼吗",
+    "什么时候建好",
+    "it's the oldest building in town",
+    "spell it out for me",
+    "how do you pronounce his name",
+    "what's another word for this",
+    "random question, are you free saturday?",
+    "explain the rules of the game",
+    "what are the rules of the game?",
 ]
 
 
