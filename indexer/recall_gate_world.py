@@ -70,7 +70,9 @@ _QUANTITY_ZH = AnyOf(
 
 
 def quantity(text: str) -> bool:
-    return bool(_QUANTITY.search(text) or not text.isascii() and _QUANTITY_ZH.search(text))
+    if "how" in text and _QUANTITY.search(text):  # every English shape asks "how ..."
+        return True
+    return not text.isascii() and bool(_QUANTITY_ZH.search(text))
 
 
 # --- explain and describe a topic --------------------------------------------------------
@@ -78,14 +80,18 @@ _EXPLAIN_EN = re.compile(
     rf"{LEAD}{ASK}(?:explain|describe|summarize|summarise)\s+(?:to\s+me\s+|for\s+me\s+|briefly\s+"
     rf"|simply\s+)?(?:the\s+(?:concept|idea|meaning|basics|history)\s+of\s+)?(?P<obj>\S.*)$"
 )
+# "tell me about Sarah" may be a person the chat knows (names holds only its speakers): one
+# bare word is a topic only by its ending (gravity, buddhism, economics, photosynthesis).
+_TOPIC_WORD = r"[a-z\-]*(?:ism|ology|ics|tion|sion|sis|ity|ment|ness|ance|ence|phy|try|omy|ture)"
 _TELL_ABOUT = re.compile(
     rf"{LEAD}{ASK}(?:tell|teach)\s+me\s+(?:a\s+bit\s+|a\s+little\s+|something\s+|more\s+)?about"
-    r"\s+(?P<obj>\S.*)$"
+    rf"\s+(?P<obj>(?:{WORD}|\S+)\s+\S.*|{_TOPIC_WORD}{TAIL})"
 )
 _OVERVIEW = re.compile(
     r"(?:explanation|overview|summary|introduction|intro|rundown)\s+(?:of|to|on|about)\s+"
     r"(?P<obj>\S.*)$"
 )
+_OVERVIEW_WORDS = ("explanation", "overview", "summary", "intro", "rundown")
 _TELL_WHAT = re.compile(
     rf"{LEAD}{ASK}(?:tell\s+me|explain)\s+what\s+(?P<obj>(?:an?\s+)?{WORD}(?:\s+{WORD}){{0,2}})\s+"
     rf"(?:is|are|means){TAIL}"
@@ -113,7 +119,7 @@ _EXPLAIN_SHAPES = table(
 
 
 def explain(text: str) -> bool:
-    if skips(_OVERVIEW, text):
+    if any(w in text for w in _OVERVIEW_WORDS) and skips(_OVERVIEW, text):
         return True
     if any(skips(p, text) for p in shapes(text, _EXPLAIN_SHAPES)):
         return True
@@ -160,8 +166,9 @@ _CLASSIFY_EN = AnyOf(
     rf"{LEAD}(?:is|are|isnt|arent)\s+(?P<obj>(?:an?\s+|the\s+)?{WORD}(?:\s+{WORD}){{0,2}}?)\s+"
     rf"(?:considered\s+|classified\s+as\s+|technically\s+|actually\s+|really\s+|still\s+|also\s+)?"
     rf"{_KIND}(?:\s+or\s+{_KIND})?{TAIL}",
+    # "what kind of dog is Max" asks about a pet: the world form names a kind ("a platypus")
     rf"{LEAD}(?:what|which)\s+(?:kind|type|sort|class|family)\s+of\s+{alt(V.KINDS_EN)}\s+(?:is|are)"
-    rf"\s+(?P<obj>\S.*)$",
+    rf"\s+(?P<obj>an?\s+\S.*)$",
     rf"{LEAD}(?:does|do)\s+(?P<obj>(?:an?\s+|the\s+)?{WORD}(?:\s+{WORD})?)\s+count\s+as\s+{_KIND}",
 )
 _KIND_ZH = alt(V.KINDS_ZH)

@@ -168,12 +168,12 @@ MAKERS_EN = phrases("""
     authored, named
 """)
 MADE_EN = phrases("""
-    built, founded, invented, discovered, written, painted, made, born, created, established,
+    built, founded, invented, discovered, written, painted, made, created, established,
     released, published, signed, launched, constructed, opened, formed, founded, first used,
     first made, discovered, abolished, declared, independent, completed, destroyed
 """)
 HAPPENED_EN = phrases("""
-    start, end, begin, happen, die, sink, fall, collapse, erupt, land, come out, take place,
+    start, end, begin, happen, sink, fall, collapse, erupt, land, come out, take place,
     become, gain independence, go extinct, first land
 """)
 MAKERS_ZH = phrases("""

@@ -65,6 +65,7 @@ SKIPS_WORLD = [
     ("explain quantum physics like I'm five", "impersonal.explain"),
     ("describe the life cycle of a butterfly", "impersonal.explain"),
     ("tell me about the roman empire", "impersonal.explain"),
+    ("tell me about gravity", "impersonal.explain"),  # one bare word: a topic by its ending
     ("how do airplanes fly?", "impersonal.explain"),
     ("how is paper made", "impersonal.explain"),
     ("give me a quick explanation of DNA", "impersonal.explain"),
@@ -226,6 +227,10 @@ CHAT_QUESTIONS = [
     "random question, are you free saturday?",
     "explain the rules of the game",
     "what are the rules of the game?",
+    # a bare name may be a person the chat knows who never spoke (names holds the speakers)
+    "tell me about sarah",
+    "when was sarah born?",
+    "what kind of dog is max",
 ]
 
 
