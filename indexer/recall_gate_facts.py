@@ -64,7 +64,8 @@ _SUPERLATIVE = re.compile(
     rf"{alt(V.SUPERLATIVES_EN)}\s+(?:{WORD}\s+){{0,2}}?{alt(V.WORLD_NOUNS_EN)}(?![a-z])"
 )
 _WORLD_ZH = AnyOf(
-    alt(V.MAKERS_ZH),
+    # "X是谁写的" ends the message; "谁唱的好听" (who sings it better) is the chat's
+    alt(V.MAKERS_ZH) + r"(?:(?<=的)(?=[\s?!。,.？！啊呀呢吗了啦]*$)|(?<!的))",
     # a subject first: "故宫是什么时候建的"; "什么时候建好" alone is the chat's own building
     rf"(?<=[\u4e00-\u9fff]{{2}})(?:是)?(?:什么时候|哪一年|哪年|何时|几几年){alt(V.MADE_ZH)}(?:的|了|成)?",
     alt(V.WHERE_ZH),

@@ -36,7 +36,13 @@ _LANGUAGE = AnyOf(
     rf"{LEAD}{ASK}spell(?![a-z])",
     rf"^{LEAD}is\s+{WORD}\s+a\s+(?:real\s+)?word{TAIL}",
 )
-_LANGUAGE_ZH = AnyOf(alt(V.LANGUAGE_ZH), r"用.{1,12}?造(?:一个|个|一)?句")
+_END_ZH = r"(?=[\s?!。,.？！吧呗啊呀呢吗了啦]*$)"  # the phrase ends the message
+_LANGUAGE_ZH = AnyOf(
+    alt(V.LANGUAGE_ZH),
+    r"用.{1,12}?造(?:一个|个|一)?句",
+    rf"(?:造|写)(?:一个|个|几个|两个|三个)?句子?{_END_ZH}",  # not "造句这种作业太无聊了"
+    r"(?<![你他她书])怎么(?:读|念)",  # not "你怎么读这么快", "这本书怎么读"
+)
 # What a word task works on follows its phrase, after a preposition: "a synonym for this".
 _LINKS = re.compile(r"^\s*(?:(?:for|of|with|to|in|that|means|meaning|is|out)\s+)*")
 
@@ -81,8 +87,11 @@ _EXPLAIN_EN = re.compile(
     rf"|simply\s+)?(?:the\s+(?:concept|idea|meaning|basics|history)\s+of\s+)?(?P<obj>\S.*)$"
 )
 # "tell me about Sarah" may be a person the chat knows (names holds only its speakers): one
-# bare word is a topic only by its ending (gravity, buddhism, economics, photosynthesis).
-_TOPIC_WORD = r"[a-z\-]*(?:ism|ology|ics|tion|sion|sis|ity|ment|ness|ance|ence|phy|try|omy|ture)"
+# bare word is a topic only by its ending (gravity, economics, photosynthesis, volcanoes).
+_TOPIC_WORD = (
+    r"[a-z\-]*(?:ism|ology|ics|tion|sion|sis|ity|ment|ness|ance|ence|phy|try|omy|ture"
+    r"|[tkrnpdm]s|oes|ies|ches|shes)"  # or a plural: volcanoes, planets, stars
+)
 _TELL_ABOUT = re.compile(
     rf"{LEAD}{ASK}(?:tell|teach)\s+me\s+(?:a\s+bit\s+|a\s+little\s+|something\s+|more\s+)?about"
     rf"\s+(?P<obj>(?:{WORD}|\S+)\s+\S.*|{_TOPIC_WORD}{TAIL})"
@@ -144,8 +153,9 @@ _LIST_EN = AnyOf(
 )
 _NUM_ZH = r"(?:[一二两三四五六七八九十几]+|\d+|一些)"
 _LIST_ZH = AnyOf(
-    r"(?:列出|列举|罗列|列一下|列个)",
-    rf"(?:说出|写出|举出|说|举|列)\s*{_NUM_ZH}\s*(?:个|种|位|样|项|部|本|座|只|类|款|名)",
+    r"(?:列出(?!来)|列举|罗列|列一下|列个)",  # 列出来给我看看: show it to me
+    rf"(?:说出|写出|举出)\s*{_NUM_ZH}\s*(?:个|种|位|样|项|部|本|座|只|类|款|名)",
+    r"举(?:几|[一二两三四五])个[^。？！?!]{1,12}?例子",
 )
 
 
@@ -157,7 +167,11 @@ _LIST_SHAPES = table(
 def listing(text: str) -> bool:
     if any(skips(p, text) for p in shapes(text, _LIST_SHAPES)):
         return True
-    return not text.isascii() and any(skips_zh(p, text, before=False) for p in _LIST_ZH.patterns)
+    if text.isascii():
+        return False
+    # 列出…: the object follows; 说出三种水果, 举几个…例子: it is inside the match
+    head, *counted = _LIST_ZH.patterns
+    return skips_zh(head, text, before=False) or any(skips_zh(p, text) for p in counted)
 
 
 # --- classification yes/no questions -----------------------------------------------------

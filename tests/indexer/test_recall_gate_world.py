@@ -38,6 +38,8 @@ SKIPS_WORLD = [
     ("「饕餮」怎么读", "impersonal.language"),
     ("用“虽然…但是”造句", "impersonal.language"),
     ("用快乐造个句子", "impersonal.language"),
+    ("这个字怎么读：龘", "impersonal.language"),
+    ("给我造个句", "impersonal.language"),
     # units and quantities of the world
     ("how many minutes are in a week", "impersonal.quantity"),
     ("how many feet are in a mile?", "impersonal.quantity"),
@@ -58,6 +60,8 @@ SKIPS_WORLD = [
     ("列出太阳系的行星", "impersonal.list"),
     ("说出三种水果", "impersonal.list"),
     ("列举五个中国的城市", "impersonal.list"),
+    ("举几个可再生能源的例子", "impersonal.list"),
+    ("列举几个欧洲国家", "impersonal.list"),
     ("帮我 list 一下常见的鸟", "impersonal.list"),
     # explain and describe a topic
     ("explain relativity simply", "impersonal.explain"),
@@ -231,6 +235,18 @@ CHAT_QUESTIONS = [
     "tell me about sarah",
     "when was sarah born?",
     "what kind of dog is max",
+    # Chinese requests about the people here, the chat's plans, or a reply to the chat
+    "解释一下为什么迟到",
+    "介绍一下新来的实习生",
+    "讲一下明天的流程",
+    "列出来给我看看",
+    "说三个理由",
+    "谁唱的好听",
+    "小区什么时候建成的",
+    "随便来一个",
+    "随机选一个人",
+    "你怎么读这么快",
+    "造句这种作业太无聊了",
 ]
 
 
