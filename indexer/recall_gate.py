@@ -25,12 +25,13 @@ wins (`GateDecision.rule` says which):
    the bot, random pick (flip a coin, 抛个硬币), list of things (list the planets, 说出三种水果),
    classification (is a whale a fish?, 鲸鱼是鱼吗), advice or how-to, general knowledge (who
    wrote / when was X built / where is X located / time zones / the biggest X): skip.
-   Each class is request verbs x impersonal objects (recall_gate_topics, recall_gate_world),
+   Each class is request verbs x impersonal objects (recall_gate_topics, _world, _facts),
    tested in that order (a translation's object must not read as a weather question). A shape
    whose object is the chat's own (a definite article or pointer before an event, plan or
-   shared thing: "where's the party?", "who wrote the report?") does not skip. In a long
-   message (more than LONG_CHARS or LONG_SENTENCES) only the first sentence is tested: a
-   request must open the message to cover it, or the message passes.
+   shared thing: "where's the party?", "who wrote the report?": recall_gate_chat) or a bare
+   name ("tell me about Sarah") does not skip. In a long message (more than LONG_CHARS or
+   LONG_SENTENCES) only the first sentence is tested: a request must open the message to
+   cover it, or the message passes.
 7. `known_term`: a token the chat's memories know (`known_terms`): pass. After rule 6 as
    specified: "what is tiramisu?" is a definition even when a memory mentions tiramisu.
 8. `smalltalk`: a short remark (at most SMALL_TALK_MAX_WORDS words / SMALL_TALK_MAX_CJK Han

@@ -65,8 +65,10 @@ _QUANTITY = AnyOf(
     r"|periodic\s+table|english\s+language|chinese\s+alphabet|milky\s+way)(?![a-z])",
     rf"how\s+many\s+{alt(V.COUNTED_EN)}\s+(?:does|do)\s+(?!{alt(V.CHAT_POINTERS)})(?:an?\s+|the\s+)?"
     r"[a-z]+(?:\s+[a-z]+)?\s+have(?![a-z])",
-    r"how\s+(?:long|far|big|heavy|old|tall|deep|wide|fast|hot|cold|much)\s+(?:is|are|does|do)\s+"
-    r"(?:an?|one)\s+[a-z]+(?:\s+[a-z]+)?(?:\s+weigh)?" + TAIL,
+    # "how heavy is an elephant"; "how much is a ticket" asks a price the chat may know
+    r"how\s+(?:long|far|big|heavy|old|tall|deep|wide|fast|hot|cold)\s+(?:is|are)\s+(?:an?|one)\s+"
+    r"[a-z]+(?:\s+[a-z]+)?" + TAIL,
+    r"how\s+much\s+(?:does|do)\s+(?:an?\s+|one\s+)?[a-z]+(?:\s+[a-z]+)?\s+weigh" + TAIL,
 )
 _QUANTITY_ZH = AnyOf(
     rf"(?:[一每]|\d+)\s*个?{_ZH_UNIT}\s*(?:有|是|等于|合|包含|包括|能换|换算成?|为)?\s*(?:多少|几)\s*个?"

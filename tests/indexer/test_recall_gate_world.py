@@ -47,6 +47,7 @@ SKIPS_WORLD = [
     ("how many hearts does an octopus have", "impersonal.quantity"),
     ("how many bones are in the human body", "impersonal.quantity"),
     ("how heavy is an elephant", "impersonal.quantity"),
+    ("how much does a blue whale weigh", "impersonal.quantity"),
     ("一周有多少分钟", "impersonal.quantity"),
     ("一公里等于多少米", "impersonal.quantity"),
     ("一小时有几秒", "impersonal.quantity"),
@@ -213,6 +214,7 @@ CHAT_QUESTIONS = [
     "wifi密码是啥",
     "钥匙在哪里",
     "一个人多少钱",
+    "how much is a ticket?",
     # a request word used as a noun, or with nothing to work on, or on the chat's own word
     "list of stuff to bring?",
     "name tag ready",
