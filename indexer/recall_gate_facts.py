@@ -32,6 +32,14 @@ _WHERE = AnyOf(
     rf"(?:\s+of\s+{WORD})?){TAIL}",
     rf"{LEAD}where\s+do\s+(?P<obj>{WORD}(?:\s+{WORD})?)\s+(?:live|come\s+from|grow|originate)"
     + TAIL,
+    # a name of geography: "where is mount kilimanjaro", "where's lake titicaca"
+    rf"{LEAD}where(?:s|\s+is|\s+are)\s+(?P<obj>(?:mount|mt|lake|cape|isle|gulf|port|fort)\s+{WORD}"
+    rf"(?:\s+{WORD})?){TAIL}",
+)
+# "what is a black hole made of": the matter of a kind ("what is the cake made of" is the chat's)
+_MADE_OF = re.compile(
+    rf"{LEAD}what(?:s|\s+is|\s+are)\s+(?P<obj>(?:an?\s+|the\s+)?{WORD}(?:\s+{WORD}){{0,2}}?)\s+made"
+    rf"\s+(?:of|from|out\s+of){TAIL}"
 )
 # "what is the speed of sound", "the population of Peru": a measure of a named thing.
 _PARTS_OF = re.compile(
@@ -83,6 +91,7 @@ _FACT_SHAPES = table(
     ("what whats how hows", _MEASURE_OF),
     ("how", _HOW_SIZE),
     ("what whats", _PARTS_OF),
+    ("what whats", _MADE_OF),
 )
 
 

@@ -110,8 +110,8 @@ _TELL_WHAT = re.compile(
 _HOW_WORKS = re.compile(
     rf"{LEAD}how\s+(?:does|do|did)\s+(?P<obj>(?:an?\s+|the\s+)?{WORD}(?:\s+{WORD}){{0,2}})\s+"
     rf"(?:work|works|happen|form|grow|fly|breathe|evolve|spread|reproduce|make|produce|build"
-    rf"|survive|communicate|navigate|hunt|sleep|see|digest|migrate|hibernate)(?:\s+{WORD}){{0,2}}"
-    + TAIL
+    rf"|survive|communicate|navigate|hunt|sleep|see|digest|migrate|hibernate|erupt|move|swim"
+    rf"|freeze|melt|boil|glow|change)(?:\s+{WORD}){{0,2}}" + TAIL
 )
 _HOW_MADE = re.compile(
     rf"{LEAD}how\s+(?:are|is|were|was)\s+(?P<obj>(?:an?\s+)?{WORD}(?:\s+{WORD})?)\s+(?:made|formed"
