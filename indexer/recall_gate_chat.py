@@ -16,7 +16,7 @@ import re
 from functools import lru_cache
 
 from indexer import recall_gate_world_words as V
-from indexer.recall_gate_regex import alt
+from indexer.recall_gate_regex import AnyOf, alt
 
 TAIL = r"\s*[?!.]*$"
 # An opener, the bot addressed, or a Chinese request frame before an English shape:
@@ -68,6 +68,17 @@ _DET_CHAT = (
 )
 _CHAT_OBJECT = re.compile(rf"^\s*(?:{_DET_CHAT}|{alt(V.CHAT_POINTERS)})")
 _DET_CHAT_ANYWHERE = re.compile(_DET_CHAT)  # "the poster for the event"
+# "the X" is the chat's own unless X is a world thing that takes "the" (the planets, the
+# Eiffel Tower, the French Revolution, the telephone) or is of a named thing ("the rules of
+# chess"): "who won the bet", "explain the homework", "the client" are about the chat.
+_THE = re.compile(r"^\s*the\s")
+_WORLD_MARK = AnyOf(
+    alt(V.THE_WORLD_EN),
+    rf"(?<![a-z])of\s+(?!{alt(V.CHAT_DETERMINERS + V.CHAT_POINTERS)})[a-z0-9]",
+)
+# A person of the chat anywhere in the object: "name one thing you liked", "list everyone's".
+_PEOPLE = re.compile(alt(V.CHAT_PEOPLE))
+_PREPOSITION = re.compile(r"^\s*(?:on|in|at|for|to|with|from|about|into|onto|by)\s")
 CHAT_ZH = re.compile(alt(V.CHAT_ZH))
 _QUESTION_WORDS = re.compile(r"^\s*(?:how|what|why|when|where|whether|which|who)\s+")
 _PARTICLES = re.compile(r"[\W_呗吧呀啊嘛呢哦了啦哈吗]+")
@@ -77,7 +88,11 @@ _CJK_WINDOW = 10  # Han characters either side of a Chinese shape that name its 
 def chat_object(obj: str) -> bool:
     """Whether `obj` (the words after the shape's verb) is the chat's own thing."""
     obj = _QUESTION_WORDS.sub("", obj, count=1)
-    return bool(_CHAT_OBJECT.match(obj) or _DET_CHAT_ANYWHERE.search(obj))
+    if _CHAT_OBJECT.match(obj) or _PREPOSITION.match(obj) or _PEOPLE.search(obj):
+        return True  # "wrote on the whiteboard": no object named, so the chat's own
+    if _THE.match(obj):
+        return not _WORLD_MARK.search(obj)
+    return bool(_DET_CHAT_ANYWHERE.search(obj))
 
 
 def chat_zh(text: str, found: re.Match[str], before: bool = True, after: bool = True) -> bool:

@@ -40,6 +40,28 @@ CHAT_POINTERS = phrases("""
     everyone, everybody, someone, somebody, anyone, anybody, what happened, happened, today,
     tonight, tomorrow, yesterday, the weekend, this weekend, next week, next time, later, now
 """)
+# People of the chat anywhere in a shape's object ("name one thing you liked").
+CHAT_PEOPLE = phrases("""
+    you, youve, youd, youre, youll, he, hes, she, shes, they, theyre, theyve, them, him,
+    everyone, everyones, everybody, someone, somebody, anyone
+""")
+# World things that take "the": with one of these, "the X" is about the world (see above).
+THE_WORLD_EN = phrases("""
+    world, earth, sun, moon, planets, planet, solar system, universe, galaxy, milky way, stars,
+    ocean, oceans, sea, seas, river, mountains, mountain, desert, lake, island, islands,
+    continent, continents, equator, atmosphere, rainforest, arctic, antarctic, north pole,
+    south pole, pacific, atlantic, amazon, sahara, himalayas, alps, nile, usa, us, uk, eu,
+    united states, united kingdom, middle east, tower, wall, pyramid, pyramids, statue, canal,
+    cathedral, temple, palace, colosseum, reef, volcano, canyon, empire, dynasty, revolution,
+    war, world war, civil war, cold war, renaissance, middle ages, ice age, stone age, bronze
+    age, roman, romans, greek, greeks, ancient, moon landing, theory, law, laws, cycle,
+    big bang, periodic table, human body, brain, immune system, dna, atom, atoms, electron,
+    cell, cells, speed, telephone, light bulb, internet, wheel, airplane, aeroplane, computer,
+    radio, television, printing press, steam engine, penicillin, vaccine, rainbow, titanic,
+    mona lisa, beatles, olympics, world cup, super bowl, nobel prize, oscars, bible, odyssey,
+    iliad, alphabet, constitution, president, pope, queen, king, seven wonders, wonders,
+    dinosaurs, noble gases, elements, colors, colours, zodiac, great barrier reef
+""")
 # Chinese has no article: a pointer (这/那/他) or a thing of daily life marks the chat's own.
 CHAT_ZH = phrases("""
     这, 那, 他, 她, 它, 你, 报告, 邮件, 消息, 方案, 计划, 安排, 作业, 文件, 通知, 总结, 周报,
