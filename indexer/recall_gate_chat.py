@@ -1,10 +1,13 @@
 """What is the chat's own, for the gate's world shapes (recall_gate_world, recall_gate_facts).
 
 The one rule that keeps chat questions out of rule 6: a shape about the world skips only
-when its object is not the chat's own. A definite article or a pointer before an event, a
-plan or a shared thing ("where is the party", "who wrote the report", "list the tasks",
-"explain it", 这份报告是谁写的) is about the chat, and goes on to retrieval; "who wrote
-Hamlet", "list the planets", "where is the Sahara located" are about the world.
+when its object is not the chat's own. A question with a definite article about an event, a
+plan or a shared thing is not general knowledge: "the X" is the chat's own unless X is a world
+thing that takes "the" ("the planets", "the Eiffel Tower") or is named by "of" ("the rules of
+chess"); a pointer or a person of the chat ("explain it", "name one thing you liked"), and in
+Chinese a pointer or a daily-life noun next to the shape (这份报告是谁写的), mark it too. Such a
+message goes on to retrieval; "who wrote Hamlet", "list the planets", "where is the Sahara
+located" are about the world.
 
 Also the opener dispatch: every anchored English shape opens with a known word (after an
 opener such as "hey bot,"), matched once per message, so a message tries only its shapes.

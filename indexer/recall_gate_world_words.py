@@ -11,9 +11,10 @@ from indexer.recall_gate_words import phrases
 # --- the chat's own things ---------------------------------------------------------------
 # A question with a definite article (or a pronoun) about an event, a plan or a shared thing
 # asks about the chat, not the world: "where's the party?", "who wrote the report?", "when was
-# the house built?", "list the tasks". A world question names its object ("who wrote Hamlet",
-# "where is Timbuktu") or a world noun ("the tallest mountain"). The shapes below skip only
-# when their object is not one of these; a chat thing goes on to retrieval.
+# the house built?", "list the tasks". A world question names its object ("who wrote Hamlet")
+# or a world thing that takes "the" (THE_WORLD_EN: "the planets", "the Eiffel Tower"). So
+# "the X" passes unless X is such a thing (recall_gate_chat), and these nouns mark the chat's
+# own thing anywhere in an object ("designed posters for the event").
 CHAT_NOUNS_EN = phrases("""
     meeting, meetings, party, trip, dinner, lunch, breakfast, brunch, game, match, show,
     concert, flight, train, bus, hotel, restaurant, place, venue, plan, plans, deadline,
