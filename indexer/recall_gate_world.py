@@ -239,4 +239,4 @@ def cjk_term(term: str) -> bool:
 
 def cjk_what_is(text: str) -> bool:
     """ "区块链是什么" asks for a term; "明天的安排是什么", "这是啥" ask about the chat."""
-    return any(skips_zh(p, text, after=False) for p in _WHAT_ZH.patterns)
+    return not text.isascii() and any(skips_zh(p, text, after=False) for p in _WHAT_ZH.patterns)
