@@ -85,7 +85,7 @@ def quantity(text: str) -> bool:
 
 # --- explain and describe a topic --------------------------------------------------------
 _EXPLAIN_EN = re.compile(
-    rf"{LEAD}{ASK}(?:explain|describe|summarize|summarise)\s+(?:to\s+me\s+|for\s+me\s+|briefly\s+"
+    rf"{LEAD}{ASK}(?:explain|describe|summarize|summarise)(?:\s*一下\s*|\s+)(?:to\s+me\s+|for\s+me\s+|briefly\s+"
     rf"|simply\s+)?(?:the\s+(?:concept|idea|meaning|basics|history)\s+of\s+)?(?P<obj>\S.*)$"
 )
 # "tell me about Sarah" may be a person the chat knows (names holds only its speakers): one
@@ -147,7 +147,7 @@ def explain(text: str) -> bool:
 # --- list and name requests --------------------------------------------------------------
 _LIST_EN = AnyOf(
     # "list of stuff to bring?" and "name tag" are nouns; "name" asks only with a quantity
-    rf"{LEAD}{ASK}(?:list|enumerate)\s+(?:me\s+)?(?P<obj>(?!of\s)\S.*)$",
+    rf"{LEAD}{ASK}(?:list|enumerate)(?:\s*一下\s*|\s+)(?:me\s+)?(?P<obj>(?!of\s)\S.*)$",
     rf"{LEAD}{ASK}name\s+(?P<obj>(?:{alt(V.LIST_QUANTITIES_EN)}|the|an?|\d+)\s+\S.*)$",
     rf"{LEAD}{ASK}(?:give|tell|show)\s+me\s+(?:a\s+list\s+of|(?:some|a\s+few|\d+|two|three|four|"
     r"five|ten)\s+(?:examples|kinds|types)\s+of)\s+(?P<obj>\S.*)$",

@@ -79,6 +79,9 @@ SKIPS_WORLD = [
     ("简单介绍一下黑洞", "impersonal.explain"),
     ("科普一下彩虹是怎么形成的", "impersonal.explain"),
     ("解释一下 machine learning", "impersonal.explain"),
+    ("explain一下 quantum entanglement", "impersonal.explain"),
+    ("who wrote 红楼梦?", "impersonal.general_knowledge"),
+    ("where is 故宫 located", "impersonal.general_knowledge"),
     # classification yes/no questions
     ("is a tomato a fruit or a vegetable?", "impersonal.classification"),
     ("is a whale a fish?", "impersonal.classification"),
@@ -218,6 +221,8 @@ CHAT_QUESTIONS = [
     "wifi密码是啥",
     "钥匙在哪里",
     "一个人多少钱",
+    "who is coming to 明天的 party?",
+    "list一下 the things to bring",
     "how much is a ticket?",
     "what is the cake made of?",
     # a request word used as a noun, or with nothing to work on, or on the chat's own word
