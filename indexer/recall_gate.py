@@ -18,12 +18,20 @@ wins (`GateDecision.rule` says which):
    request, not the speaker's words ("翻译：我今天很累"), and is taken out too.
 5. `known_name`: names a person of the chat (`names`): pass. Before rule 6, so "translate
    what Alice said" still reaches retrieval.
-6. `impersonal.*`: translation, rewrite or summary, arithmetic, time or date, weather, code,
-   definition, joke/story/poem, about the bot, advice or how-to, general knowledge: skip.
-   Each class is request verbs x impersonal objects (recall_gate_topics), tested in that
-   order (a translation's object must not read as a weather question). In a long message (more than
-   LONG_CHARS or LONG_SENTENCES) only the first sentence is tested: a request must open the
-   message to cover it, or the message passes.
+6. `impersonal.*`: translation, rewrite or summary, word or language task (spelling,
+   synonyms, 造句), arithmetic, units and quantities ("how many minutes in a week", 一公里等于
+   多少米), time or date, weather, code, definition (also "what is machine learning?", 量子
+   纠缠是什么), explanation of a topic (explain/describe X, 解释一下), joke/story/poem, about
+   the bot, random pick (flip a coin, 抛个硬币), list of things (list the planets, 说出三种水果),
+   classification (is a whale a fish?, 鲸鱼是鱼吗), advice or how-to, general knowledge (who
+   wrote / when was X built / where is X located / time zones / the biggest X): skip.
+   Each class is request verbs x impersonal objects (recall_gate_topics, _world, _facts),
+   tested in that order (a translation's object must not read as a weather question). A shape
+   whose object is the chat's own (a definite article or pointer before an event, plan or
+   shared thing: "where's the party?", "who wrote the report?": recall_gate_chat) or a bare
+   name ("tell me about Sarah") does not skip. In a long message (more than LONG_CHARS or
+   LONG_SENTENCES) only the first sentence is tested: a request must open the message to
+   cover it, or the message passes.
 7. `known_term`: a token the chat's memories know (`known_terms`): pass. After rule 6 as
    specified: "what is tiramisu?" is a definition even when a memory mentions tiramisu.
 8. `smalltalk`: a short remark (at most SMALL_TALK_MAX_WORDS words / SMALL_TALK_MAX_CJK Han
@@ -64,7 +72,7 @@ from indexer.recall_gate_patterns import (
 from indexer.recall_gate_text import MAX_CHARS, Names, names_of, normalise, shown, squeeze
 from indexer.tokenize import cjk_bigrams, word_tokens
 
-GATE_VERSION = "gate-1"
+GATE_VERSION = "gate-2"  # gate-2: the world classes of recall_gate_world
 LONG_CHARS = 200
 LONG_SENTENCES = 3
 # Rule 8 (small talk): a remark this short that no rule above claimed ("好累啊", "so tired",

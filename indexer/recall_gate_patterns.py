@@ -9,79 +9,18 @@ in the (capped) message length.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
+from indexer import recall_gate_facts as facts
 from indexer import recall_gate_topics as T
 from indexer import recall_gate_words as W
+from indexer import recall_gate_world as world
+from indexer.recall_gate_chat import LEAD
+from indexer.recall_gate_regex import AnyOf
+from indexer.recall_gate_regex import alt as _alt
+from indexer.recall_gate_regex import squeeze_letters as _squeeze
 
-_CJK_CHARS = "\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
-_CJK = re.compile(f"[{_CJK_CHARS}]")
-SQUEEZE = re.compile(r"([^\W\d_])\1+")
-_NOT_VARIANTS = frozenset(("ill", "id", "were", "well", "hell", "shell", "wed", "its", "hes"))
-
-
-def _squeeze(text: str) -> str:
-    return SQUEEZE.sub(r"\1", text)
-
-
-def _trie(phrases: Iterable[str], boundary: str) -> str:
-    """A regex matching any of `phrases`, factored by common prefix (a trie), longest first.
-
-    A flat alternation of a few hundred phrases tries each at every position (~100 us a
-    message). Here each position tries one branch per character, and the pattern opens with
-    a literal per branch, so the engine skips ahead to a possible first character. A phrase
-    that starts or ends with a letter or digit must not touch another [boundary] character:
-    the start is checked just after the first character (a look-behind first would hide the
-    literal), the end by a look-ahead where the phrase ends. CJK edges need no boundary.
-    """
-    root: dict[str, dict] = {}
-    for phrase in phrases:
-        node = root
-        for ch in phrase:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-    edge = re.compile(f"[{boundary}]")
-
-    def emit(node: dict[str, dict], last: str, top: bool) -> str:
-        kids = []
-        for ch, sub in sorted(node.items()):
-            if not ch:
-                continue
-            lit = r"\s+" if ch == " " else re.escape(ch)
-            start = f"(?<![{boundary}]{lit})" if top and edge.match(ch) else ""
-            kids.append(lit + start + emit(sub, ch, False))
-        if "" in node:
-            kids.append(f"(?![{boundary}])" if edge.match(last) else "")
-        if len(kids) == 1:
-            return kids[0]
-        return "(?:" + "|".join(kids) + ")"
-
-    return emit(root, "", True)
-
-
-def _alt(phrases: Iterable[str], boundary: str = "a-z0-9", variants: bool = True) -> str:
-    """One alternation of `phrases`: Latin edges bounded by no [boundary] character."""
-    # The rules read text without apostrophes (what's -> whats), so every phrase is listed
-    # that way too; but for the few where dropping it makes another word (i'll -> ill).
-    unique = set(phrases)
-    if variants:
-        unique |= {p.replace("'", "") for p in unique if p.replace("'", "") not in _NOT_VARIANTS}
-    return _trie(unique, boundary)
-
-
-class AnyOf:
-    """Several patterns searched one by one: an alternation whose branches open with a
-    look-behind or a class loses the engine's first-character skip for all its branches."""
-
-    def __init__(self, *patterns: str) -> None:
-        self.patterns = tuple(re.compile(p) for p in patterns)
-
-    def search(self, text: str) -> re.Match[str] | None:
-        for pattern in self.patterns:
-            found = pattern.search(text)
-            if found:
-                return found
-        return None
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 # Rule 2, on squeezed text without apostrophes. One alternation over every class, longest
@@ -230,12 +169,14 @@ _DEFINE = AnyOf(
     # "what does he mean?" asks about the conversation, not a word
     r"what(?<![a-z]what)\s+(?:does|do)\s+(?!(?:he|she|they|you|his|her|their)(?![a-z]))"
     r"(?:\S+\s+){0,6}?mean(?![a-z])",
-    r"是什么[?!。\s]*$",
 )
-# "what is photosynthesis?", "what's a black hole?": one word, or up to three after a/an.
+# "what is photosynthesis?", "what are black holes?", "what's a black hole?": up to three
+# words, with a/an or without (then no word may make it chat: recall_gate_world).
 _WHAT_IS = re.compile(
-    r"^(?:(?:so|and|hey|ok|um|but)\s+)?what(?:'s|s|\s+is|\s+are)\s+"
-    r"(?:([a-z][a-z\-]*)|an?\s+([a-z][a-z\-]*(?:\s+[a-z][a-z\-]*){0,2}))\s*[?!.]*$"
+    rf"{LEAD}what(?:\s+exactly)?(?:'s|s|\s+is|\s+are)\s+(?:exactly\s+)?"
+    r"(?:([a-z][a-z\-]*(?:\s+[a-z][a-z\-]*){0,2}|[\u4e00-\u9fff]{2,8})"
+    r"|an?\s+([a-z][a-z\-]*(?:\s+[a-z][a-z\-]*){0,2}))"
+    r"\s*[?!.]*$"
 )
 _ABOUT_BOT = re.compile(_alt(T.ABOUT_BOT))
 _ADVICE = re.compile(_alt(T.ADVICE))
@@ -263,6 +204,10 @@ _GENERAL = AnyOf(
 )
 
 
+def _general(text: str) -> bool:
+    return bool(_GENERAL.search(text)) or facts.world_fact(text)
+
+
 def _arithmetic(text: str) -> bool:
     if not _ANY_NUMBER.search(text):
         return False
@@ -288,10 +233,15 @@ def _code(text: str) -> bool:
 
 
 def _definition(text: str) -> bool:
-    if _DEFINE.search(text) or _EXPLAIN.match(text):
+    if _DEFINE.search(text) or _EXPLAIN.match(text) or world.cjk_what_is(text):
         return True
     term = _WHAT_IS.match(text)
-    return bool(term and (term.group(2) or term.group(1) not in T.NOT_TERMS))
+    if not term:
+        return False
+    bare = term.group(1)
+    if term.group(2) or _CJK.match(bare):  # "what's a monad", "what is 区块链"
+        return bool(term.group(2)) or world.cjk_term(bare)
+    return bare not in T.NOT_TERMS and (" " not in bare or world.term_without_article(bare))
 
 
 # Translation and rewrite come first: their object ("translate: 今天天气很好") must not make
@@ -299,13 +249,19 @@ def _definition(text: str) -> bool:
 CATEGORY_PATTERNS: tuple[tuple[str, str, Callable[[str], bool]], ...] = (
     ("translation", "impersonal.translation", lambda t: bool(_TRANSLATE.search(t))),
     ("rewrite or summary", "impersonal.rewrite", lambda t: bool(_REWRITE.search(t))),
+    ("word or language question", "impersonal.language", world.language),
     ("arithmetic", "impersonal.arithmetic", _arithmetic),
+    ("units and quantities", "impersonal.quantity", world.quantity),
     ("time or date", "impersonal.time", lambda t: bool(_TIME.search(t))),
     ("weather", "impersonal.weather", _weather),
     ("code", "impersonal.code", _code),
     ("definition", "impersonal.definition", _definition),
+    ("explanation of a topic", "impersonal.explain", world.explain),
     ("joke, story or poem", "impersonal.creative", lambda t: bool(_CREATIVE.search(t))),
     ("about the bot", "impersonal.about_bot", lambda t: bool(_ABOUT_BOT.search(t))),
+    ("random pick", "impersonal.random", world.random_pick),
+    ("list of things", "impersonal.list", world.listing),
+    ("classification question", "impersonal.classification", world.classification),
     ("advice or how-to", "impersonal.advice", lambda t: bool(_ADVICE.search(t))),
-    ("general knowledge", "impersonal.general_knowledge", lambda t: bool(_GENERAL.search(t))),
+    ("general knowledge", "impersonal.general_knowledge", _general),
 )

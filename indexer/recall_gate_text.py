@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from indexer import recall_gate_words as W
-from indexer.recall_gate_patterns import SQUEEZE
+from indexer.recall_gate_regex import SQUEEZE
 from indexer.tokenize import ENGLISH_STOP_WORDS
 
 # A gate decision reads the first MAX_CHARS only: a 1 MB paste must cost what a page costs,

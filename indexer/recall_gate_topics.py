@@ -64,13 +64,11 @@ NOT_TERMS = frozenset(
 """)
 )
 GENERAL_EN = phrases("""
-    capital of, population of, who invented, who discovered, who painted,
-    who composed, who was the first,
+    capital of, population of, who was the first,
     who is the president, who is the ceo, who is the king, who is the prime minister,
     when did world war, what year did, what year was,
-    why is the sky, why do cats, why do dogs, why do birds, how far is the,
-    how tall is the, how big is the, how old is the, how long is the, how deep is the,
-    how high is the, how heavy is the, how many people, how many legs, how many bones,
+    why is the sky, why do cats, why do dogs, why do birds, how many people live,
+    how many legs, how many bones,
     how many planets, how many countries, how many continents, how many days in,
     speed of light, boiling point, in the world, on earth, distance between, distance from,
     inventor of, author of, president of,

@@ -200,7 +200,8 @@ REQUEST_FRAMES_EN = phrases("""
 # Exclamations whose "my"/我 says nothing about the speaker ("oh my god, did Alice quit?").
 EMPTY_FIRST = phrases("""
     oh my god, oh my gosh, my god, my gosh, oh my, my bad, my pleasure, excuse me, pardon me,
-    trust me, believe me, let me think, 我的天, 我的天哪, 我的妈呀, 我去, 我靠
+    trust me, believe me, let me think, like im five, like im 5, like i am five, like i am 5,
+    like im a child, like i am a child, 我的天, 我的天哪, 我的妈呀, 我去, 我靠
 """)
 REQUEST_FRAMES_ZH = phrases("""
     帮我们, 帮我, 给我们, 给我, 告诉我, 教教我, 教我, 请你, 我想知道, 我想问一下, 我想问,
