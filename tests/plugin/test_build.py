@@ -20,9 +20,9 @@ WEB = REPO / "console" / "web"
 # 1,514 KiB, the console's page stored twice and the CLI's modules inside; issue 15 saw
 # 814 KB / 138 files on an older, smaller tree. The package must stay below both sizes and
 # below the file count it had (the modules added since keep it above 138).
-# Issue 21 added the message gate and the evidence modules (10 files of indexer/, all used
+# Issue 21 added the message gate and the evidence modules (15 files of indexer/, all used
 # by the plugin's recall): the file cap moved with them, the byte cap did not.
-BEFORE_FILES = 235 + 10
+BEFORE_FILES = 235 + 15
 BEFORE_BYTES = 814 * 1000
 
 
