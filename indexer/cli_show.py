@@ -66,8 +66,10 @@ def results_text(items: list[dict[str, Any]], explain: bool) -> str:
     if not items:
         return "no matching memories"
     lines = []
+    # --explain opens with the search's verdict (the gate's decision, the floor that applied)
+    # in the words every surface shows; each result line carries its own verdict anyway.
     head = verdict_words([item["explain"] for item in items if item.get("explain")])
-    if head:
+    if explain and head:
         lines.append(head)
     for item in items:
         flat = " ".join(str(item["content"]).split())

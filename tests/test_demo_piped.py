@@ -66,7 +66,9 @@ def test_a_question_mark_asks_for_the_breakdown_plain_queries_stay_compact(piped
     got = answers(piped)
     plain, explained = got["book club"], got["?读书会几点"]
     assert not any(line.startswith(" ") for line in plain)  # one line per result
-    heads = [line for line in explained if not line.startswith(" ")]
+    # The breakdown opens with the search's verdict: the gate's decision, the floor.
+    assert explained[0].startswith("gate: passed: ") and "floor 0.44 for a single" in explained[0]
+    heads = [line for line in explained[1:] if not line.startswith(" ")]
     detail = [line.strip() for line in explained if line.startswith(" ")]
     assert heads and all(RESULT.match(line) for line in heads), explained
     # Per result: the fusion inputs, the score as fusion x factors, the relevance.
@@ -83,10 +85,11 @@ def test_the_opening_searches_are_compact_and_the_hint_is_said_once(piped):
     for block in blocks:
         _, *lines = block.strip().splitlines()
         assert lines and all(RESULT.match(line) for line in lines), block
-    # "who is speaking in Shanghai": ranked first, below the floor, and says what that means.
+    # "who is speaking in Shanghai": an English question, a Chinese memory: ranked first by
+    # the vector side alone (the text lists share no word) and injected (rel-3).
     shanghai = next(b for b in blocks if b.startswith("who is speaking in Shanghai"))
     first = shanghai.splitlines()[1]
-    assert "上海" in first and "< floor 0.44: would not be injected]" in first
+    assert "上海" in first and first.endswith(": would be injected]"), first
     assert piped.count("start it with ? for the score breakdown") == 1
 
 

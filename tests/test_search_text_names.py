@@ -89,7 +89,9 @@ def test_explain_shows_fusion_as_fusion_and_relevance_only_for_the_absolute_one(
     truth = explained(filled, query)
     out = run("search", query, *SCOPE, "--explain", vault=filled).stdout
     assert "relevance=" not in out, out
-    blocks = re.split(r"\n(?=score )", out.strip())
+    verdict, body = out.strip().split("\n", 1)
+    assert verdict.startswith("gate: passed: ") and "; floor 0.44 for a single" in verdict, out
+    blocks = re.split(r"\n(?=score )", body)
     assert len(blocks) == len(truth), out
     for block in blocks:
         head, *rest = block.splitlines()
@@ -147,7 +149,11 @@ def results(draw: st.DrawFn) -> dict[str, Any]:
 def test_every_rendered_relevance_is_the_absolute_one_and_scores_are_labelled(items, explain):
     text = results_text(items, explain)
     assert "relevance=" not in text
-    heads = [line for line in text.splitlines() if not line.startswith(" ")]
+    lines = text.splitlines()
+    if explain:  # the verdict first: every generated item carries an absolute relevance
+        assert lines[0].startswith("gate: off; floor "), text
+        lines = lines[1:]
+    heads = [line for line in lines if not line.startswith(" ")]
     assert len(heads) == len(items)
     for head, item in zip(heads, items, strict=True):
         absolute = item["explain"]["absolute"]
