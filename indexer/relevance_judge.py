@@ -99,6 +99,9 @@ class Judge:
         )  # fmt: skip
 
 
+PRESENCE_TERMS = 32  # query terms checked against the scope (_with_absent)
+
+
 def _with_absent(
     weights: QueryWeights,
     freq: Mapping[tuple[str, str], int],
@@ -109,6 +112,9 @@ def _with_absent(
     memory of `scope` does (a term no memory anywhere holds may be a typo: not counted),
     and `held` = the terms a memory of `scope` holds."""
     known = [t for t in weights.terms if freq.get((t.field, t.term), 0) > 0]
+    # One index query a term: a pasted essay checks its PRESENCE_TERMS weightiest only (the
+    # rest could not move a match capped at TEXT_SATURATION anyway).
+    known = sorted(known, key=lambda t: -t.weight)[:PRESENCE_TERMS]
     held = presence([(t.field, t.term) for t in known], scope)
     absent = sum(t.weight for t in known if (t.field, t.term) not in held)
     return QueryWeights(weights.terms, weights.evidence, absent, held, weights.num_docs)

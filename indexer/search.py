@@ -65,12 +65,6 @@ class SearchRequest:
     # None = SHAPE_WEIGHTS of the query's shape.
     source_weights: Mapping[str, float] | None = None
 
-    @property
-    def list_weights(self) -> Mapping[str, float]:
-        if self.source_weights is not None:
-            return self.source_weights
-        return SHAPE_WEIGHTS[query_shape(self.query).shape]
-
     context_gain: float = CONTEXT_GAIN  # 0 = no conversation context
     context_window_s: int = CONTEXT_WINDOW_S
     # indexer.relevance: results below it are marked (SearchResult.relevance.passed).
@@ -83,6 +77,12 @@ class SearchRequest:
     pinned: tuple[int, ...] = ()
     # The message gate (indexer.recall_gate): on = a message it skips passes no result.
     gate: bool = False
+
+    @property
+    def list_weights(self) -> Mapping[str, float]:
+        if self.source_weights is not None:
+            return self.source_weights
+        return SHAPE_WEIGHTS[query_shape(self.query).shape]
 
 
 @dataclass(frozen=True)
