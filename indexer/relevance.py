@@ -23,6 +23,17 @@ always 1). Pure and versioned; `explain()` keeps every component.
   words (an English question, a Chinese memory); a memory passes when it reaches the
   floor. (A product of the two sides was measured and rejected: a quarter of LoCoMo's
   answers are no vector candidate at all.)
+
+rel-3 (issue 21) adds, each measured on ../shared/bench through bench/retrieval/replay:
+- incidental terms (indexer.evidence: names, bare numbers, any word across scripts) count
+  NAME_WEIGHT on the text side;
+- per query shape (SHAPE_VECTOR): a dialogue context's vector scale comes down and its vector
+  side counts alone in full; a memory in another script than the query takes its vector side
+  alone in full (CROSS_ALONE);
+- a single message's words that other chats use but this chat never did raise what a full
+  match needs (ABSENT_WEIGHT; the scope check lives in indexer.relevance_judge);
+- runners-up (with_followers): after a result that reached the floor, the next ones pass
+  from FOLLOW_SHARE of it.
 """
 
 from __future__ import annotations
