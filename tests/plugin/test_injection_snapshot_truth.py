@@ -14,7 +14,8 @@ from vault.snapshots import read_snapshot
 
 SESSION = "group_123"  # what `!memory` in the fake host's group 123 resolves to
 SCOPE = ScopeId("bot-1", SESSION)
-HOTEL = "where is the hotel in Tokyo"
+# Asks about the hotel only: the flight memory is no runner-up of it (rel-3).
+HOTEL = "which hotel is near the terminal?"
 FLIGHT = "when is my flight to Tokyo?"
 
 
