@@ -26,7 +26,6 @@ from functools import lru_cache
 from indexer import tokenize
 
 EVIDENCE_VERSION = "evid-1"
-SHAPES = ("message", "dialogue")
 # A line that starts with a speaker tag: `<Bart>: "..."`, `Bart: ...`, `巴特：...`. The tag is
 # short and has no sentence punctuation, so "Note: buy milk" is one line, not a dialogue,
 # unless a second tagged line follows.
@@ -42,12 +41,9 @@ SCRIPT_CHARS = 2000
 
 @dataclass(frozen=True)
 class QueryShape:
-    shape: str  # one of SHAPES
+    shape: str  # "message" | "dialogue"
     names: frozenset[str]  # word tokens of the dialogue's speaker tags (lowercased, stemmed)
     script: str  # "cjk" | "latin" | "" (neither: digits, emoji)
-
-    def explain(self) -> dict[str, object]:
-        return {"version": EVIDENCE_VERSION, "shape": self.shape, "script": self.script}
 
 
 @lru_cache(maxsize=4096)

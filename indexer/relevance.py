@@ -118,6 +118,10 @@ class QueryWeights:
         """The matched weight that counts as a full text match for this query."""
         return full_match(self.total, self.evidence) + ABSENT_WEIGHT * self.absent
 
+    def share(self, matched: float) -> float:
+        """`matched` weight as a share of a full text match (text_share), at most 1."""
+        return text_share(matched, self.total, self.evidence, self.absent)
+
 
 @dataclass(frozen=True)
 class VectorScale:
@@ -258,8 +262,7 @@ def text_relevance(
     names: frozenset[tuple[str, str]] = frozenset(),
 ) -> float:
     """How much of the query's weight the memory's terms cover, in [0, 1]."""
-    matched = matched_weight(weights, terms, names)
-    return text_share(matched, weights.total, weights.evidence)
+    return weights.share(matched_weight(weights, terms, names))
 
 
 def vector_relevance(cosine: float, scale: VectorScale) -> float:

@@ -6,7 +6,7 @@ scale. `Calibrated` is what a search engine supplies; `Judge` is one query's.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from indexer import tokenize
 from indexer.evidence import QueryShape, cross_script, query_shape
@@ -14,6 +14,7 @@ from indexer.relevance import (
     BIGRAM_FIELD,
     CROSS_ALONE,
     DEFAULT_FLOOR,
+    NAME_WEIGHT,
     SHAPE_VECTOR,
     VECTOR_ALONE,
     WORD_FIELD,
@@ -24,7 +25,6 @@ from indexer.relevance import (
     matched_weight,
     query_weights,
     relevance,
-    text_share,
     vector_relevance,
 )
 
@@ -50,27 +50,26 @@ class Judge:
     def _crossed(self, texts: Iterable[str]) -> bool:
         return cross_script(self.shape, next(iter(texts), ""))
 
+    def _matched(
+        self, weights: QueryWeights, texts: tuple[str, ...], names: Iterable[str], weight: float
+    ) -> float:
+        """The query weight the memory holds, its incidental terms counting `weight`."""
+        crossed = self._crossed(texts)
+        return matched_weight(weights, doc_terms(texts), self._names(names), weight, crossed)
+
     def text(self, texts: Iterable[str], names: Iterable[str] = ()) -> float | None:
         """`texts`: what the text index holds for the memory (its text first); `names`: its
         speaker's."""
         if self.weights is None:
             return None
-        texts = tuple(texts)
-        matched = matched_weight(
-            self.weights, doc_terms(texts), self._names(names), crossed=self._crossed(texts)
-        )
-        return text_share(matched, self.weights.total, self.weights.evidence, self.weights.absent)
+        return self.weights.share(self._matched(self.weights, tuple(texts), names, NAME_WEIGHT))
 
     def content(self, texts: Iterable[str], names: Iterable[str] = ()) -> float:
         """The share of a full match the memory holds in CONTENT terms (incidental ones count
         nothing): a text list's evidence for indexer.fusion's zconf-4."""
         if self.weights is None:
             return 0.0
-        texts = tuple(texts)
-        matched = matched_weight(
-            self.weights, doc_terms(texts), self._names(names), 0.0, self._crossed(texts)
-        )
-        return text_share(matched, self.weights.total, self.weights.evidence, self.weights.absent)
+        return self.weights.share(self._matched(self.weights, tuple(texts), names, 0.0))
 
     def vector(self, cosine: float | None) -> float | None:
         if self.scale is None or cosine is None:
@@ -82,19 +81,15 @@ class Judge:
     ) -> Relevance:
         vector = self.vector(cosine)
         if self.weights is None:
-            rel = relevance(None, vector, self.floor, self.alone)
-            return Relevance(rel.text, rel.vector, rel.value, rel.floor, shape=self.shape.shape)
+            return replace(relevance(None, vector, self.floor, self.alone), shape=self.shape.shape)
         texts = tuple(texts)
-        crossed = self._crossed(texts)
-        matched = matched_weight(
-            self.weights, doc_terms(texts), self._names(names), crossed=crossed
-        )
-        total, needed = self.weights.total, self.weights.needed
-        share = text_share(matched, total, self.weights.evidence, self.weights.absent)
+        weights = self.weights
+        matched = self._matched(weights, texts, names, NAME_WEIGHT)
         # Across scripts the text side can only ever match names: the vector side decides.
-        rel = relevance(share, vector, self.floor, CROSS_ALONE if crossed else self.alone)
-        return Relevance(
-            rel.text, rel.vector, rel.value, rel.floor, matched, total, needed,
+        alone = CROSS_ALONE if self._crossed(texts) else self.alone
+        rel = relevance(weights.share(matched), vector, self.floor, alone)
+        return replace(
+            rel, matched=matched, query_weight=weights.total, needed=weights.needed,
             shape=self.shape.shape,
         )  # fmt: skip
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from indexer.backend import SearchBackend
-from indexer.evidence import query_shape
+from indexer.evidence import EVIDENCE_VERSION, query_shape
 from indexer.exact_match import EXACT_VERSION, exact_kind, tier
 from indexer.fusion import (
     CONTEXT_GAIN,
@@ -198,7 +198,11 @@ def hybrid_search(
                 previous.explain,
             )
             continue
-        versions = {"fusion": _version(request.fusion), "rank": RANK_VERSION}
+        versions = {
+            "fusion": _version(request.fusion),
+            "rank": RANK_VERSION,
+            "evidence": EVIDENCE_VERSION,
+        }
         if request.context_gain > 0 and "text" in lists:
             versions["context"] = CONTEXT_VERSION
         source, bonus = context.get(item.chunk_id, (None, 0.0))
@@ -284,7 +288,7 @@ def _judged(
         return SearchResult(result.doc, result.score, result.chunks, explain, rel)
     cosine = result.explain["sources"].get("vector", {}).get("raw")
     rel = judge.judge(indexed_texts(result.doc), cosine, (result.doc.speaker_name,))
-    rel = gated(rel, decision) or rel
+    rel = gated(rel, decision)
     explain = {**result.explain, **gate, "absolute": rel.explain()}
     return SearchResult(result.doc, result.score, result.chunks, explain, rel)
 

@@ -59,8 +59,8 @@ def gate_for(
     return decide(query, names_in(lists, docs), known_terms(judge))
 
 
-def gated(relevance: Relevance | None, decision: GateDecision | None) -> Relevance | None:
+def gated(relevance: Relevance, decision: GateDecision | None) -> Relevance:
     """`relevance` marked as gated when the gate skipped the query."""
-    if decision is None or decision.recall or relevance is None:
+    if decision is None or decision.recall:
         return relevance
     return replace(relevance, gated=True)
