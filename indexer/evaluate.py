@@ -135,9 +135,4 @@ def leading(passed: Sequence[bool]) -> int:
 def leading_passed(values: Sequence[float], floor: float) -> int:
     """How many leading results reach the floor (DESIGN.md 6 "relevant"): what automatic
     injection would use, up to its top-k."""
-    count = 0
-    for value in values:
-        if not passes(value, floor):
-            break
-        count += 1
-    return count
+    return leading([passes(value, floor) for value in values])

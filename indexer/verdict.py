@@ -31,14 +31,23 @@ def floor_words(absolute: Mapping[str, Any] | None) -> str:
     return f"floor {floor:.2f} for {shape} (runners-up {FOLLOW_SHARE * floor:.2f})"
 
 
-def verdict_words(explains: Sequence[Mapping[str, Any]]) -> str:
-    """One line for a search from its results' explain dicts (they share the query's gate
-    and floor): "gate: skipped: greeting; floor 0.44 for a single message". "" when the
-    results carry neither (no results, or a search without relevance)."""
+def verdict_parts(explains: Sequence[Mapping[str, Any]]) -> tuple[str, str] | None:
+    """(gate words, floor words) from the first result that was judged (they all share the
+    query's gate and floor); None when none was (no results, or no relevance)."""
     for explain in explains:
         absolute = explain.get("absolute")
-        if absolute is None:
-            continue
-        words = [gate_words(explain.get("gate")), floor_words(absolute)]
-        return "; ".join(w for w in words if w)
-    return ""
+        if absolute is not None:
+            return gate_words(explain.get("gate")), floor_words(absolute)
+    return None
+
+
+def joined(*words: str) -> str:
+    """The parts of a verdict as one line: "gate: ...; floor ..."."""
+    return "; ".join(w for w in words if w)
+
+
+def verdict_words(explains: Sequence[Mapping[str, Any]]) -> str:
+    """One line for a search from its results' explain dicts: "gate: skipped: greeting;
+    floor 0.44 for a single message (runners-up 0.33)". "" when the results carry neither."""
+    parts = verdict_parts(explains)
+    return joined(*parts) if parts else ""

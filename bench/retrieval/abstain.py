@@ -36,10 +36,16 @@ from bench.retrieval.abstain_report import check_goals, plot, table
 from bench.retrieval.datasets import SHARED, Dataset, read_jsonl
 from bench.retrieval.report import machine, score, write_json
 from indexer.engine import Engine
-from indexer.evaluate import build_vault
+from indexer.evaluate import build_vault, leading
 from indexer.fusion import FULL_EVIDENCE
 from indexer.recall_gate import GATE_VERSION
-from indexer.relevance import DEFAULT_FLOOR, FOLLOW_SHARE, RELEVANCE_VERSION
+from indexer.relevance import (
+    DEFAULT_FLOOR,
+    FOLLOW_SHARE,
+    RELEVANCE_VERSION,
+    Relevance,
+    with_followers,
+)
 from indexer.relevance_judge import Calibrated
 from indexer.search import SearchRequest, hybrid_search
 from vault.keys import ScopeId
@@ -73,16 +79,10 @@ class Line:
     gated: bool  # the message gate skipped the query: nothing passes at any floor
 
     def relevant(self, floor: float) -> int:
-        """Leading results that pass at `floor`: the first by the floor, the ones after it
-        as its runners-up (indexer.relevance.with_followers)."""
-        if self.gated or not self.values or self.values[0] < floor:
-            return 0
-        count = 1
-        for value in self.values[1:]:
-            if value < min(floor, FOLLOW_SHARE * floor):
-                break
-            count += 1
-        return count
+        """Leading results that pass at `floor`, by the product's own rule (the floor, then
+        runners-up: indexer.relevance.with_followers)."""
+        judged = [Relevance(None, None, v, floor, gated=self.gated) for v in self.values]
+        return leading([r.passed for r in with_followers(judged)])
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:

@@ -18,7 +18,7 @@ from indexer.engine import Engine
 from indexer.ranking import RankWeights
 from indexer.recall_gate import decide
 from indexer.search import SearchResult
-from indexer.verdict import floor_words, gate_words
+from indexer.verdict import gate_words, joined, verdict_parts
 from vault.keys import ScopeId
 from vault.model import Profile
 from vault.operations import Vault
@@ -73,17 +73,16 @@ class Verdict:
 
     def line(self) -> str:
         """indexer.verdict.verdict_words' joining of the two."""
-        return "; ".join(w for w in (self.gate, self.floor) if w)
+        return joined(self.gate, self.floor)
 
 
 def verdict_of(found: Sequence[SearchResult], text: str, gate: bool) -> Verdict:
     """The gate and floor as the search's explain records them. A search that found nothing
     judged nothing: the gate's decision is then the one it takes on a chat with no
     candidates (no names, no known terms), so a snapshot still says why."""
-    for result in found:
-        absolute = result.explain.get("absolute")
-        if absolute is not None:
-            return Verdict(_stored(gate_words(result.explain.get("gate"))), floor_words(absolute))
+    parts = verdict_parts([r.explain for r in found])
+    if parts is not None:
+        return Verdict(_stored(parts[0]), parts[1])
     if not gate:
         return Verdict(gate_words(None))
     return Verdict(_stored(gate_words(decide(text, (), ()).explain())))
