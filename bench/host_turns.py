@@ -51,7 +51,7 @@ from hostsuite.fake_llm import REPLY_PREFIX
 from hostsuite.host import Host, SuiteError, log, wait_for
 from hostsuite.local_agent import LOCAL_AGENT_ID, RUNNER_ID, prepare_local_agent
 from hostsuite.rig import HostRig
-from vault.keys import ScopeId
+from vault.layout.keys import ScopeId
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results" / "host_turns.json"

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from bench.sync.corpus import body, git
-from vault.create import init_vault
-from vault.keys import ScopeId
-from vault.model import Speaker
-from vault.operations import Vault
+from vault.format.model import Speaker
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.writes.operations import Vault
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "bench"
 # Shares of the asked questions (the rest is everyday chat that should recall nothing).

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from indexer.manifest import MANIFEST_NAME, index_dir
+from indexer.sync.manifest import MANIFEST_NAME, index_dir
 
 EVENT = re.compile(r"memvault=(\w+)((?:\s+\w+=(?:'[^']*'|\"[^\"]*\"|\S*))*)")
 FIELD = re.compile(r"(\w+)=('[^']*'|\"[^\"]*\"|\S*)")

@@ -55,9 +55,9 @@ def _line(op: int, files: dict[str, str | None] | None, paths: list[str] | None)
 
 
 def build(root: Path, lines: int, shape: str) -> None:
-    from vault.create import init_vault
-    from vault.keys import ScopeId
-    from vault.operations import Vault
+    from vault.layout.create import init_vault
+    from vault.layout.keys import ScopeId
+    from vault.writes.operations import Vault
 
     init_vault(root)
     Vault(root).remember(ScopeId("b1", "group_1"), "the first memory")
@@ -82,8 +82,8 @@ def build(root: Path, lines: int, shape: str) -> None:
 
 
 def measure(lines: int, shape: str) -> dict[str, Any]:
-    from vault.keys import ScopeId
-    from vault.operations import Vault
+    from vault.layout.keys import ScopeId
+    from vault.writes.operations import Vault
 
     work = Path(tempfile.mkdtemp(prefix="memvault-bench-journal-"))
     try:

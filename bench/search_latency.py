@@ -22,11 +22,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from bench.retrieval.datasets import SHARED, read_jsonl
+from indexer.backends.records import ChunkDoc
 from indexer.engine import Engine
-from indexer.evaluate import build_vault
-from indexer.records import ChunkDoc
-from indexer.search import SearchRequest
-from vault.keys import ScopeId
+from indexer.retrieval.evaluate import build_vault
+from indexer.retrieval.search import SearchRequest
+from vault.layout.keys import ScopeId
 
 SCOPE = "conv-42"
 CACHE = Path(tempfile.gettempdir()) / "memvault-bench-latency-embeddings.sqlite"

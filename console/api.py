@@ -25,8 +25,8 @@ from console.context import ConsoleContext
 from console.errors import ApiError
 from console.requests import Body
 from vault.errors import MemVaultError, kind_of, os_message
-from vault.jsonin import check_data
-from vault.readonly import explain_write_error
+from vault.format.jsonin import check_data
+from vault.layout.readonly import explain_write_error
 
 log = logging.getLogger(__name__)
 

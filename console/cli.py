@@ -13,15 +13,15 @@ import threading
 
 from console.context import ConsoleContext
 from console.server import LOOPBACK, ConsoleServer
-from indexer.backend import IndexLockedError
-from indexer.catch_up import ProgressLines
+from indexer.backends.backend import IndexLockedError
 from indexer.engine import Engine
-from indexer.readonly import ReadOnlyIndexError
-from vault import cli as vault_cli
-from vault.cli import UsageError
-from vault.cli_parser import CommandSpec, Layer, Parents
-from vault.keys import ISOLATIONS
-from vault.operations import Vault
+from indexer.sync.catch_up import ProgressLines
+from indexer.sync.readonly import ReadOnlyIndexError
+from vault.cli import commands as vault_cli
+from vault.cli.commands import UsageError
+from vault.cli.parser import CommandSpec, Layer, Parents
+from vault.layout.keys import ISOLATIONS
+from vault.writes.operations import Vault
 
 log = logging.getLogger(__name__)
 

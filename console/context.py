@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from indexer.engine import Engine
-from indexer.relevance import DEFAULT_FLOOR
-from vault.keys import Isolation
-from vault.operations import Vault
+from indexer.retrieval.relevance import DEFAULT_FLOOR
+from vault.layout.keys import Isolation
+from vault.writes.operations import Vault
 
 Host = Literal["langbot", "standalone"]
 
@@ -37,9 +37,9 @@ class ConsoleContext:
     # Is the vault where the host keeps it (the LangBot plugin fills it in; None standalone).
     location: Notice | None = None
     # The floor /search marks results against: the plugin's relevance_floor inside LangBot,
-    # indexer.relevance's default standalone (as `memvault search`).
+    # indexer.retrieval.relevance's default standalone (as `memvault search`).
     floor: float = DEFAULT_FLOOR
-    # The message gate /search applies (indexer.recall_gate): the plugin's recall_gate inside
+    # The message gate /search applies (indexer.gate.rules): the plugin's recall_gate inside
     # LangBot, on standalone (as `memvault search`), so the page shows what injection does.
     gate: bool = True
     # /scopes' count of active memories: each episode file's status by (size, mtime_ns),

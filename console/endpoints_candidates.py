@@ -23,9 +23,9 @@ from vault.candidates import (
     load_candidates,
     reject_candidate,
 )
-from vault.keys import ScopeId
-from vault.store import BadRequestError
-from vault.views import candidate_json, episode_full, iso
+from vault.format.views import candidate_json, episode_full, iso
+from vault.layout.keys import ScopeId
+from vault.layout.store import BadRequestError
 
 PAGE_SIZE = 20
 MAX_ID = 200  # checked again (64, plain token) by vault.candidates

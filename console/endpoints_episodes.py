@@ -10,13 +10,13 @@ from console.context import ConsoleContext
 from console.endpoints_fields import body_filters, edit_fields
 from console.errors import ApiError, require_engine
 from console.requests import Body, checked_id
-from indexer.search import MODES, relevance_fields
-from indexer.verdict import verdict_words
-from vault.episode_edit import edit_episode
-from vault.keys import ScopeId
-from vault.model import STATUSES, FormatError
-from vault.store import StoredEpisode, page_of, read_episode_file
-from vault.views import episode_full
+from indexer.retrieval.search import MODES, relevance_fields
+from indexer.retrieval.verdict import verdict_words
+from vault.format.model import STATUSES, FormatError
+from vault.format.views import episode_full
+from vault.layout.keys import ScopeId
+from vault.layout.store import StoredEpisode, page_of, read_episode_file
+from vault.writes.episode_edit import edit_episode
 
 PAGE_SIZE = 20
 MAX_ID = 200
@@ -76,7 +76,9 @@ def search(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     top_k = body.integer("top_k", 10, 1, 50)
     status = body.choice("status", (*STATUSES, "all"), "active")
     statuses = STATUSES if status == "all" else (status,)
-    filters = body_filters(body)  # inside the index query, before ranking (indexer.filters)
+    filters = body_filters(
+        body
+    )  # inside the index query, before ranking (indexer.retrieval.filters)
     gate = body.choice("gate", ("on", "off"), "on" if ctx.gate else "off") == "on"
     engine = require_engine(ctx)
     results = engine.search(
@@ -133,7 +135,7 @@ def _status(status: str) -> Any:
             done = ctx.vault.change_status(
                 scope, stored.episode.id, status, source="console", expected_hash=stored.sha
             )
-        # `note`: why a restore left it superseded (vault.lifecycle), else "".
+        # `note`: why a restore left it superseded (vault.writes.lifecycle), else "".
         return {**_full(ctx, ctx.vault.find_episode(scope, stored.episode.id)), "note": done.note()}
 
     return change

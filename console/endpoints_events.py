@@ -13,16 +13,17 @@ from typing import Any
 
 from console.context import ConsoleContext
 from console.requests import Body, checked_id
-from vault.event_ops import Actor, close_event
-from vault.event_store import (
+from vault.events import (
     STATUS_FILTERS,
+    Actor,
+    close_event,
     event_json,
     load_events,
     people_with_events,
     select,
 )
-from vault.names import MAX_ID_CHARS
-from vault.store import BadRequestError
+from vault.layout.names import MAX_ID_CHARS
+from vault.layout.store import BadRequestError
 
 
 def _speaker(body: Body) -> str:

@@ -4,7 +4,8 @@ The create form and the edit form send the same fields as `remember` (tool and C
 category, key, priority, tags, expires_at or expires_in, confidence (the create form also the
 speaker's id and name and the importance, 1-5); the filter controls
 send tags, category, priority, verified, expiring_within. Both are parsed by the vault's
-own rules (vault.field_input, vault.episode_filter), so the page can never accept a value
+own rules (vault.format.field_input, vault.format.episode_filter), so the page can never accept a
+value
 the CLI refuses, or the other way round.
 """
 
@@ -14,12 +15,12 @@ from typing import Any
 
 from console.context import ConsoleContext
 from console.requests import Body
-from vault.episode_filter import Filters, parse_filters
-from vault.field_input import parse_edit, parse_fields
-from vault.model import DEFAULT_IMPORTANCE, Speaker
-from vault.names import MAX_ID_CHARS
-from vault.store import BadRequestError
-from vault.views import episode_full
+from vault.format.episode_filter import Filters, parse_filters
+from vault.format.field_input import parse_edit, parse_fields
+from vault.format.model import DEFAULT_IMPORTANCE, Speaker
+from vault.format.views import episode_full
+from vault.layout.names import MAX_ID_CHARS
+from vault.layout.store import BadRequestError
 
 EDIT_FIELDS = ("category", "key", "priority", "confidence", "expires_at", "expires_in")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from console.context import ConsoleContext
 from indexer.engine import Engine
 from vault.errors import OUTCOMES, Kind, kind_of
-from vault.redact import redact
+from vault.redaction.redact import redact
 
 # MemVault's error kinds (vault.errors) as this API names them. Their statuses come from
 # the one table the CLI's exit codes come from (OUTCOMES), never from a second list here.

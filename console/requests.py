@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from console.context import ConsoleContext
-from vault.keys import ISOLATIONS, ScopeId
-from vault.layout import NOBOT
-from vault.names import MAX_ID_CHARS, encode_name
-from vault.store import BadRequestError
+from vault.layout.keys import ISOLATIONS, ScopeId
+from vault.layout.layout import NOBOT
+from vault.layout.names import MAX_ID_CHARS, encode_name
+from vault.layout.store import BadRequestError
 
 MAX_TEXT = 20_000
 MAX_PAYLOAD_ITEMS = 10_000

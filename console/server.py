@@ -31,8 +31,8 @@ from console.api import dispatch
 from console.context import ConsoleContext
 from console.errors import ApiError
 from console.http_slots import BoundedServer
-from vault.jsonin import load_json
-from vault.store import BadRequestError
+from vault.format.jsonin import load_json
+from vault.layout.store import BadRequestError
 
 log = logging.getLogger(__name__)
 
@@ -269,7 +269,7 @@ def _handler(server: ConsoleServer) -> type[BaseHTTPRequestHandler]:
                 payload = load_json(text, "the request body")
             except (json.JSONDecodeError, UnicodeDecodeError):
                 raise ApiError("bad_request", "the request body is not valid JSON") from None
-            except BadRequestError as exc:  # too deep, a number out of range (vault.jsonin)
+            except BadRequestError as exc:  # too deep, a number out of range (vault.format.jsonin)
                 raise ApiError("bad_request", str(exc)) from None
             self._json(HTTPStatus.OK, {"data": server.call(payload)})
 

@@ -36,7 +36,7 @@ from hostsuite.llm_requests import Request, read_requests
 if TYPE_CHECKING:
     from hostsuite.suite import Suite
     from vault.candidates import StoredCandidate
-    from vault.operations import Vault
+    from vault.writes.operations import Vault
 
 PLAN = "I'm moving to Lisbon on 3 June"
 PLAN_TAIL = "is moving to Lisbon on 3 June"  # what the fake's candidate says after the name
@@ -48,8 +48,8 @@ WAIT_S = 60  # extraction starts ~1.5 s after the reply; the rest is margin on 2
 
 
 def _vault(suite: Suite) -> tuple[Vault, Any]:
-    from vault.keys import ScopeId
-    from vault.operations import Vault
+    from vault.layout.keys import ScopeId
+    from vault.writes.operations import Vault
 
     scope = ScopeId(suite.facts["ids"]["bot"], suite.facts["sessions"]["A"])
     return Vault(suite.vault_root, git=True), scope
@@ -216,7 +216,7 @@ async def review(suite: Suite, host: Host, stored: StoredCandidate) -> None:
 
 
 def _audit(vault: Vault, scope: Any, cid: str) -> list[Any]:
-    from vault import audit
+    from vault.writes import audit
 
     entries, _ = audit.read(vault.layout.audit_path(scope))
     return [e for e in entries if e.operation == "accept_candidate" and e.target_id == cid]

@@ -49,9 +49,9 @@ def scope_body(suite: Suite, key: str) -> dict[str, str]:
 
 def seed(suite: Suite, bot: str, session: str, text: str, isolation: str = "session") -> Any:
     """A memory written as a file through the vault (not through the plugin): (id, path)."""
-    from vault.keys import ScopeId
-    from vault.model import Speaker
-    from vault.operations import Vault
+    from vault.format.model import Speaker
+    from vault.layout.keys import ScopeId
+    from vault.writes.operations import Vault
 
     vault = Vault(suite.vault_root, git=True)
     scope = ScopeId(bot, session, isolation)  # type: ignore[arg-type]
@@ -62,8 +62,8 @@ def seed(suite: Suite, bot: str, session: str, text: str, isolation: str = "sess
 
 
 def seed_profile(suite: Suite, bot: str, session: str, trait: str) -> None:
-    from vault.keys import ScopeId
-    from vault.operations import Vault
+    from vault.layout.keys import ScopeId
+    from vault.writes.operations import Vault
 
     Vault(suite.vault_root, git=True).update_profile(
         ScopeId(bot, session), "traits", "add", trait, source="suite"

@@ -35,7 +35,7 @@ from hostsuite.llm_requests import Contents, Request, take_apart
 
 if TYPE_CHECKING:
     from hostsuite.suite import Suite, Turn
-    from vault.event_store import StoredEvent
+    from vault.events import StoredEvent
 
 TYPES = ["appointment: a booked visit"]
 SUMMARY = "Dentist visit booked for 12 June at 10:00 at the Harbour clinic"
@@ -73,8 +73,8 @@ def row(suite: Suite, turn: Turn, label: str, other: tuple[str, ...]) -> list[Co
 
 
 def stored(suite: Suite, person: str, event_id: str) -> list[StoredEvent]:
-    from vault.event_store import load_events
-    from vault.layout import Layout
+    from vault.events import load_events
+    from vault.layout.layout import Layout
 
     found, _ = load_events(Layout(suite.vault_root), suite.facts["ids"]["bot"], person)
     return [s for s in found if s.event.id == event_id]
@@ -254,7 +254,7 @@ async def close_in_a(suite: Suite, chat: Chat, private: Chat, event_id: str) -> 
 
 
 async def turned_off(suite: Suite) -> None:
-    from vault.event_types import FEATURE_OFF
+    from vault.events import FEATURE_OFF
 
     chat = suite.chats["A"]
     turn = await suite.ask(chat, QUESTION)

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from hostsuite.suite import Suite
 
 TYPES = ["appointment: a booked visit"]
-OFF = "key events are off for this bot"  # vault/event_types.py FEATURE_OFF
+OFF = "key events are off for this bot"  # vault/events/event_types.py FEATURE_OFF
 IN_EFFECT = "settings in effect match LangBot's: "  # live_settings.check
 WAIT_SECONDS = 120.0
 

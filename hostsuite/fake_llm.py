@@ -94,7 +94,7 @@ FIRST_PERSON = (
 
 def extraction_data(messages: list[dict[str, Any]]) -> dict[str, Any]:
     """The JSON document after the `DATA ...:` line of the extraction request's user message
-    (indexer/candidates_prompt.py build_messages); {} when it is not there."""
+    (indexer/jobs/candidates_prompt.py build_messages); {} when it is not there."""
     user = next((text_of(m.get("content")) for m in messages if m.get("role") == "user"), "")
     _, _, document = user.partition("\n")
     try:

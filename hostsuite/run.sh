@@ -20,7 +20,7 @@ if [ ! -x "$HOST_VENV/bin/langbot" ] || ! "$HOST_VENV/bin/python" -c "import lan
 fi
 # MemVault's debug copy runs in the repo venv (`lbp run`) and imports the repo's packages,
 # console/ included: an editable install made before a package existed does not map it.
-if ! "$PY" -c "import console.api, vault.operations, indexer.engine, langbot_plugin" 2>/dev/null; then
+if ! "$PY" -c "import console.api, vault.writes.operations, indexer.engine, langbot_plugin" 2>/dev/null; then
   echo "reinstalling the repo into $REPO/.venv (pip install -e)"
   "$PY" -m pip install -q -e "$REPO[test]" >/dev/null || { echo "pip install -e $REPO failed" >&2; exit 2; }
 fi

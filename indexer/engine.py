@@ -13,28 +13,28 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from indexer.backend import IndexLockedError, IndexMismatchError
-from indexer.calibration import calibrate
-from indexer.embed_cache import CachedEmbedder
-from indexer.embeddings import Embedder, default_embedder
-from indexer.filters import Filters, allowed_chunks
-from indexer.manifest import Manifest, index_dir
-from indexer.providers import embedder_from_settings
-from indexer.ranking import RANK_VERSION, RankWeights
-from indexer.readonly import index_error
-from indexer.rebuild import VectorRebuild, open_vectors, vectors_dir
-from indexer.records import ChunkDoc
-from indexer.relevance import DEFAULT_FLOOR, VectorScale
-from indexer.relevance_judge import Calibrated
-from indexer.search import SearchRequest, SearchResult, hybrid_search
-from indexer.sync import Syncer, SyncReport
-from indexer.text_index import TextIndex
-from indexer.vector_index import VectorIndex
-from indexer.watcher import VaultWatcher
-from vault.keys import ScopeId
-from vault.layout import STATE_DIR
-from vault.operations import Vault
-from vault.readonly import can_write
+from indexer.backends.backend import IndexLockedError, IndexMismatchError
+from indexer.backends.calibration import calibrate
+from indexer.backends.embed_cache import CachedEmbedder
+from indexer.backends.embeddings import Embedder, default_embedder
+from indexer.backends.providers import embedder_from_settings
+from indexer.backends.records import ChunkDoc
+from indexer.backends.text_index import TextIndex
+from indexer.backends.vector_index import VectorIndex
+from indexer.retrieval.filters import Filters, allowed_chunks
+from indexer.retrieval.ranking import RANK_VERSION, RankWeights
+from indexer.retrieval.relevance import DEFAULT_FLOOR, VectorScale
+from indexer.retrieval.relevance_judge import Calibrated
+from indexer.retrieval.search import SearchRequest, SearchResult, hybrid_search
+from indexer.sync.manifest import Manifest, index_dir
+from indexer.sync.readonly import index_error
+from indexer.sync.rebuild import VectorRebuild, open_vectors, vectors_dir
+from indexer.sync.syncer import Syncer, SyncReport
+from indexer.sync.watcher import VaultWatcher
+from vault.layout.keys import ScopeId
+from vault.layout.layout import STATE_DIR
+from vault.layout.readonly import can_write
+from vault.writes.operations import Vault
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +153,7 @@ class Engine:
     # -- sync -----------------------------------------------------------------------
 
     def reconcile(self, *, limit: int | None = None) -> SyncReport:
-        """`limit`: see Syncer.reconcile (indexer.catch_up is what commands call)."""
+        """`limit`: see Syncer.reconcile (indexer.sync.catch_up is what commands call)."""
         if self.syncer is None:
             raise IndexLockedError("this engine was opened read-only: it cannot write the index")
         return self.syncer.reconcile(limit=limit)
@@ -208,9 +208,9 @@ class Engine:
     ) -> list[SearchResult]:
         """Search inside the scope's index_key only (plus its session profiles if asked,
         and the episodes of `libraries`, the KB libraries attached to the chat's pipeline:
-        one ranking of all of them, see indexer.search). `filters` (tag, category, ...)
-        apply inside both index queries, before ranking (indexer.filters). `gate`: the
-        message gate (indexer.recall_gate) may skip the query: then no result passes."""
+        one ranking of all of them, see indexer.retrieval.search). `filters` (tag, category, ...)
+        apply inside both index queries, before ranking (indexer.retrieval.filters). `gate`: the
+        message gate (indexer.gate.rules) may skip the query: then no result passes."""
         clock = now if now is not None else int(time.time())
         keys = (scope.index_key, *(library.index_key for library in libraries))
         allowed = allowed_chunks(self.manifest, keys, filters or Filters(), clock)
@@ -241,7 +241,7 @@ class Engine:
         allowed: frozenset[int] | None,
     ) -> tuple[int, ...]:
         """First chunks of the scope's episodes whose id is the whole query, with a status
-        asked for, not expired, passing the filters: indexer.exact_match's id rule."""
+        asked for, not expired, passing the filters: indexer.retrieval.exact_match's id rule."""
         wanted = query.strip()
         if not wanted or not statuses or any(c.isspace() for c in wanted):
             return ()  # an id has no spaces: a normal question costs no lookup
@@ -274,7 +274,7 @@ class Engine:
         return hybrid_search(request, backends, self.lookup, calibrated=self.calibrated())
 
     def calibrated(self) -> Calibrated:
-        """Term statistics and the active model's cosine scale for indexer.relevance."""
+        """Term statistics and the active model's cosine scale for indexer.retrieval.relevance."""
         scale = VectorScale.of(calibrate(self.embedder))
         return Calibrated(self.text.term_stats, scale, self.text.present)
 

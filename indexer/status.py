@@ -3,7 +3,7 @@
 The index is only as fresh as its last sync, and nothing syncs while no writer runs (no
 `memvault watch`, no plugin): a file added, broken or deleted since then must still show
 here, as `check` would show it. So status plans the changes between the files on disk and
-the manifest (indexer.disk_plan: stat, hash what the stat cannot clear, the pure plan) and
+the manifest (indexer.sync.disk_plan: stat, hash what the stat cannot clear, the pure plan) and
 applies none of them: a file whose content is what the manifest indexed keeps its recorded
 problem, a file that changed since is parsed again here, a file gone is dropped. That costs
 one stat per file plus a parse per changed file, not a parse of the whole vault.
@@ -18,15 +18,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from indexer.backend import IndexLockedError
-from indexer.disk_plan import hashed_plan, scan_vault
-from indexer.documents import parse_file, role_of
-from indexer.manifest import MANIFEST_NAME, Manifest, index_dir
-from indexer.plan import Plan
-from vault.links import link_problem, read_vault_file
-from vault.model import FormatError, Problem
-from vault.readonly import can_write
-from vault.store import duplicate_problems
+from indexer.backends.backend import IndexLockedError
+from indexer.backends.documents import parse_file, role_of
+from indexer.sync.disk_plan import hashed_plan, scan_vault
+from indexer.sync.manifest import MANIFEST_NAME, Manifest, index_dir
+from indexer.sync.plan import Plan
+from vault.format.model import FormatError, Problem
+from vault.layout.links import link_problem, read_vault_file
+from vault.layout.readonly import can_write
+from vault.layout.store import duplicate_problems
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ def _open(root: Path) -> tuple[Manifest | None, str]:
 
 def _parse(root: Path, rel: str) -> tuple[Problem | None, str | None]:
     """(its problem, its episode id) for a file changed since it was indexed: the same
-    parse sync does (indexer.documents), without recording anything."""
+    parse sync does (indexer.backends.documents), without recording anything."""
     try:
         data, st = read_vault_file(root, rel)  # never through a link
     except OSError:

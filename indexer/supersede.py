@@ -5,22 +5,22 @@ marks older active memories of the same scope that say nearly the same thing as 
 unrelated texts at very different similarities (USE around 0.1, some e5 models at 0.8-0.9,
 where upstream's fixed 0.85 would supersede unrelated memories). The threshold is the
 model's mean similarity of mutually unrelated sentences plus SIGMAS standard deviations,
-and never below the most similar unrelated pair plus MARGIN (indexer.calibration).
+and never below the most similar unrelated pair plus MARGIN (indexer.backends.calibration).
 """
 
 from __future__ import annotations
 
 import logging
 
-from indexer.calibration import Calibration, calibrate, calibration_sentences
+from indexer.backends.calibration import Calibration, calibrate, calibration_sentences
 from indexer.engine import Engine
-from indexer.search import SearchRequest
+from indexer.retrieval.search import SearchRequest
 from vault.errors import BadInput
-from vault.keys import ScopeId
-from vault.model import CORRECTION_TAGS, Episode
-from vault.operations import Vault
-from vault.store import AmbiguousIdError
-from vault.tags import tag_keys
+from vault.format.model import CORRECTION_TAGS, Episode
+from vault.format.tags import tag_keys
+from vault.layout.keys import ScopeId
+from vault.layout.store import AmbiguousIdError
+from vault.writes.operations import Vault
 
 log = logging.getLogger(__name__)
 

@@ -16,11 +16,11 @@ from importlib import metadata
 from pathlib import Path
 
 from console import cli as console_cli
-from indexer import cli as indexer_cli
-from vault import cli as vault_cli
-from vault.cli_parser import CommandParser, Layer, Parents, common_options, git_option
+from indexer.cli import commands as indexer_cli
+from vault.cli import commands as vault_cli
+from vault.cli.parser import CommandParser, Layer, Parents, common_options, git_option
 from vault.errors import OUTCOMES, Internal, MemVaultError, kind_of, os_message
-from vault.readonly import explain_write_error
+from vault.layout.readonly import explain_write_error
 
 log = logging.getLogger("memvault_cli")
 
@@ -141,7 +141,7 @@ def pipe_closed() -> int:
 def fail(args: argparse.Namespace, exc: Exception) -> int:
     """One line on stderr saying what happened and what to do; the exit code of its kind."""
     if isinstance(exc, OSError) and not isinstance(exc, MemVaultError) and not args._read_only:
-        # A write the medium or permissions refused is said in words (vault.readonly).
+        # A write the medium or permissions refused is said in words (vault.layout.readonly).
         exc = explain_write_error(exc, _vault_or_none(args), f"`memvault {args.command}`")  # type: ignore[assignment]
     kind = kind_of(exc)
     message = str(getattr(exc, "message", None) or exc)

@@ -16,8 +16,8 @@ from memvault_plugin.memory_service import MemoryService, PluginSettings, Settin
 from memvault_plugin.turn_candidates import TurnCandidates
 from memvault_plugin.turn_ledger import TurnLedger
 
-from indexer.embeddings import Embedder
-from indexer.llm import DEFAULT_TIMEOUT
+from indexer.backends.embeddings import Embedder
+from indexer.jobs.llm import DEFAULT_TIMEOUT
 
 log = logging.getLogger(__name__)
 # How long a settings change waits for in-flight memory work before it tries again later.

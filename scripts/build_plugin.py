@@ -52,7 +52,7 @@ REQUIRED = (
     "requirements.txt",
     "components/knowledge_engine/memvault.yaml",
     "components/knowledge_engine/memvault.py",
-    "vault/operations.py",
+    "vault/writes/operations.py",
     "indexer/engine.py",
     "templates/__init__.py",
     "templates/vault_gitignore",

@@ -7,9 +7,9 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.llm_fake import FakeLLMServer
-from vault.create import init_vault
-from vault.keys import ScopeId
-from vault.operations import Vault
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.writes.operations import Vault
 
 SCOPE = ScopeId("bot-1", "group_123")
 

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from vault.keys import ScopeId
-from vault.model import Episode, Speaker
-from vault.operations import Vault
+from vault.format.model import Episode, Speaker
+from vault.layout.keys import ScopeId
+from vault.writes.operations import Vault
 
 NOW = datetime.now(UTC).replace(microsecond=0)
 DAY = timedelta(days=1)

@@ -9,7 +9,7 @@ scripts exactly what "the model" says, and sees what it was asked:
     fake_llm.script(Reply(status=500))           # an HTTP error
     fake_llm.script(Reply(raw=b"not json"))      # a malformed body
     fake_llm.script(Reply(refusal="I can't"))    # an OpenAI-style refusal
-    llm = fake_llm.llm()                         # indexer.llm.OpenAICompatibleLLM at it
+    llm = fake_llm.llm()                         # indexer.jobs.llm.OpenAICompatibleLLM at it
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from indexer.llm import OpenAICompatibleLLM
+from indexer.jobs.llm import OpenAICompatibleLLM
 
 FAKE_MODEL = "fake-llm"
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from vault.create import init_vault
+from vault.layout.create import init_vault
 
 MEMVAULT = str(Path(__file__).resolve().parents[1] / ".venv" / "bin" / "memvault")
 GIT = shutil.which("git")

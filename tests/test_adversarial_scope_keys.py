@@ -15,9 +15,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from vault.keys import ScopeId
-from vault.names import MAX_ID_CHARS, encode_name
-from vault.snapshots import read_snapshot, snapshot_path, write_snapshot
+from vault.layout.keys import ScopeId
+from vault.layout.names import MAX_ID_CHARS, encode_name
+from vault.writes.snapshots import read_snapshot, snapshot_path, write_snapshot
 
 IDS = st.text(
     st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from vault.create import init_vault
-from vault.names import encode_name
+from vault.layout.create import init_vault
+from vault.layout.names import encode_name
 
 MEMVAULT = str(Path(__file__).resolve().parents[1] / ".venv" / "bin" / "memvault")
 TIMEOUT = 20.0

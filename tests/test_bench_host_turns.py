@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from bench.host_turns_corpus import _madial_line
 from bench.host_turns_probe import indexed_episode_files, tree_memory, turn_cost
 from indexer.engine import Engine
-from vault.keys import ScopeId
-from vault.operations import Vault
+from vault.layout.keys import ScopeId
+from vault.writes.operations import Vault
 
 PREFIX = "[12-01 11:57:31.723] injector.py (153) - [INFO] : "
 SCOPE = "bot:group_x"

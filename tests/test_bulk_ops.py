@@ -16,14 +16,14 @@ from hypothesis import strategies as st
 from memvault_cli.main import main
 from tests.conftest import git
 from tests.tree_hash import tree_hash
-from vault import audit
-from vault.bulk import Selection, apply_bulk, parse_selection
-from vault.create import init_vault
-from vault.keys import ScopeId
-from vault.model import STATUSES, Speaker
-from vault.operations import Vault
-from vault.tags import tag_key
-from vault.transfer import import_payload
+from vault.format.model import STATUSES, Speaker
+from vault.format.tags import tag_key
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.transfer.exchange import import_payload
+from vault.writes import audit
+from vault.writes.bulk import Selection, apply_bulk, parse_selection
+from vault.writes.operations import Vault
 
 CHAT = ScopeId("b1", "group_1")
 SCOPE = ["--bot", "b1", "--session", "group_1"]
@@ -207,7 +207,7 @@ def filters_for(draw: st.DrawFn, items: list[dict]) -> dict[str, str]:
 
 
 def expected(item: dict, chosen: dict) -> bool:
-    """The filter, said again independently of vault.bulk."""
+    """The filter, said again independently of vault.writes.bulk."""
     if "speaker" in chosen and item["sender_id"] != chosen["speaker"]:
         return False
     if "tag" in chosen and tag_key(chosen["tag"]) not in {tag_key(t) for t in item["tags"]}:

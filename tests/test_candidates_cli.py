@@ -11,7 +11,7 @@ from memvault_cli.main import main
 from tests.conftest import git
 from tests.llm_fake import Reply
 from vault.candidates import list_candidates
-from vault.keys import ScopeId
+from vault.layout.keys import ScopeId
 
 CHAT = ScopeId("bot-1", "group_1")
 FLAGS = ["--bot", "bot-1", "--session", "group_1"]

@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from indexer.candidates_extract import Turn, extract
-from indexer.embeddings import default_embedder
+from indexer.backends.embeddings import default_embedder
 from indexer.engine import Engine
-from indexer.llm import LLMError
+from indexer.jobs.candidates_extract import Turn, extract
+from indexer.jobs.llm import LLMError
 from indexer.supersede import near_duplicates
 from tests.conftest import git
 from tests.llm_fake import Reply
 from vault.candidates import accept_candidate, list_candidates, reject_candidate
-from vault.keys import ScopeId
-from vault.model import Speaker
+from vault.format.model import Speaker
+from vault.layout.keys import ScopeId
 
 CHAT = ScopeId("bot-1", "group_1")
 ALICE = Speaker("u42", "Alice")
@@ -164,7 +164,7 @@ def test_a_contradiction_is_proposed_as_a_correction_that_supersedes_on_accept(
 ):
     old = vault.remember(CHAT, "Carol prefers tea over coffee in the afternoon.")
     new_text = "Update: Carol now prefers coffee over tea in the afternoon."
-    from vault.model import Episode
+    from vault.format.model import Episode
 
     probe = Episode(id="", created_at=old.created_at, body=new_text)
     assert old.id in dict(near_duplicates(engine, CHAT, probe))  # a duplicate by cosine alone
@@ -250,11 +250,11 @@ def test_a_failing_model_logs_one_line_and_changes_nothing(fake_llm, vault, engi
     vault.remember(CHAT, "Alice's sister is called Mei.")
     fake_llm.script(reply)
     before = files_and_history(vault.root)
-    caplog.set_level(logging.INFO, logger="indexer.candidates_extract")
+    caplog.set_level(logging.INFO, logger="indexer.jobs.candidates_extract")
     with pytest.raises(LLMError, match=message):
         run(fake_llm, vault, engine, timeout=0.5)
     assert files_and_history(vault.root) == before
-    lines = [r.getMessage() for r in caplog.records if r.name == "indexer.candidates_extract"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "indexer.jobs.candidates_extract"]
     assert len(lines) == 1 and "event=candidates_failed" in lines[0] and "fake-llm" in lines[0]
 
 

@@ -19,11 +19,11 @@ from vault.candidates import (
     render_candidate,
     write_candidates,
 )
-from vault.check import check_vault
-from vault.keys import ScopeId
-from vault.layout import classify
-from vault.model import CATEGORIES, FormatError, Speaker
-from vault.tags import tag_key
+from vault.format.model import CATEGORIES, FormatError, Speaker
+from vault.format.tags import tag_key
+from vault.health.check import check_vault
+from vault.layout.keys import ScopeId
+from vault.layout.layout import classify
 
 CHAT = ScopeId("bot-1", "group_1")
 WHEN = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)

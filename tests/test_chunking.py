@@ -5,7 +5,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer.chunking import chunk_text, split_pieces
+from indexer.backends.chunking import chunk_text, split_pieces
 
 
 def non_ws(text: str) -> str:

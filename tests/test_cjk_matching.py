@@ -14,12 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from indexer.backends.question_words import FINAL_PARTICLES, QUESTION_WORDS
 from indexer.engine import Engine
-from indexer.question_words import FINAL_PARTICLES, QUESTION_WORDS
 from tests.worlds import open_world
-from vault.demo import GROUP, build_demo
-from vault.keys import ScopeId
-from vault.operations import Vault
+from vault.layout.keys import ScopeId
+from vault.writes.demo import GROUP, build_demo
+from vault.writes.operations import Vault
 
 BOOK_CLUB_ZH = "读书会每周五晚上七点在图书馆"
 PEANUT = "李伟对花生过敏，点餐时要注意"
@@ -103,7 +103,7 @@ def test_english_question_finds_the_chinese_memory_in_hybrid(
 
 
 # Common Han characters; drawn distinct so "shares exactly one character" is exact. None of
-# a question word (indexer.question_words: the query loses those before matching).
+# a question word (indexer.backends.question_words: the query loses those before matching).
 _ASKING = set("".join(QUESTION_WORDS)) | set(FINAL_PARTICLES)
 HAN = [chr(c) for c in range(0x4E00, 0x4E00 + 3000) if chr(c) not in _ASKING]
 _EXAMPLES = itertools.count()

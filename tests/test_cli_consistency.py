@@ -18,10 +18,10 @@ from memvault_cli.main import LAYERS, build_parser, main
 from tests.cli_run import SCOPE, memvault
 from tests.conftest import git
 from tests.tree_hash import tree_hash
-from vault.create import init_vault
-from vault.keys import ScopeId
-from vault.operations import Vault
-from vault.store import EpisodeNotFoundError, VaultReader
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.layout.store import EpisodeNotFoundError, VaultReader
+from vault.writes.operations import Vault
 
 CHAT = ScopeId("b1", "group_123")
 MISSING = "ep_20200101_abcdef"

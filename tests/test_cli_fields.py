@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tests.test_cli import SCOPE, run, run_json
-from vault.keys import ScopeId
-from vault.operations import Vault
-from vault.yamlio import parse_datetime
+from vault.format.yamlio import parse_datetime
+from vault.layout.keys import ScopeId
+from vault.writes.operations import Vault
 
 CHAT = ScopeId("b1", "group_123")
 

@@ -21,17 +21,17 @@ from hypothesis import strategies as st
 
 from console.api import dispatch
 from console.context import ConsoleContext
-from indexer import follow
-from indexer.cli_show import writer_text
-from indexer.embeddings import default_embedder
+from indexer.backends.embeddings import default_embedder
+from indexer.cli.show import writer_text
 from indexer.engine import Engine
-from indexer.manifest import index_dir
+from indexer.sync import follow
+from indexer.sync.manifest import index_dir
 from memvault_cli.main import EXIT_PIPE_CLOSED, main
 from tests.conftest import git
-from vault.check import check_vault
-from vault.cli_output import human
-from vault.keys import ScopeId
-from vault.operations import Vault
+from vault.cli.output import human
+from vault.health.check import check_vault
+from vault.layout.keys import ScopeId
+from vault.writes.operations import Vault
 
 MEMVAULT = shutil.which("memvault") or str(Path(sys.executable).parent / "memvault")
 CHAT = ScopeId("b1", "group_123")
@@ -117,7 +117,7 @@ def test_remember_while_watch_runs_is_searchable_when_it_returns(root, watching,
 HOLD = """
 import sys, time
 from pathlib import Path
-from indexer.locks import acquire_writer_lock
+from indexer.sync.locks import acquire_writer_lock
 lock = acquire_writer_lock(Path(sys.argv[1]))
 print("held", flush=True)
 time.sleep(120)

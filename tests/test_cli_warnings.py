@@ -1,5 +1,5 @@
 """What a person at the CLI reads when sync skips a file: one plain warning line, not a log
-line (newcomer walk-through: `memvault search` printed `WARNING indexer.documents
+line (newcomer walk-through: `memvault search` printed `WARNING indexer.backends.documents
 sync=parse_error path=... line=4 error='...'`). The structured `event=... key=value` lines
 stay for MEMVAULT_LOG=info/debug. The real `memvault` command on a real vault."""
 
@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from vault.check import check_vault
-from vault.create import init_vault
-from vault.keys import ScopeId
-from vault.operations import Vault
+from vault.health.check import check_vault
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.writes.operations import Vault
 
 MEMVAULT = shutil.which("memvault") or str(Path(sys.executable).parent / "memvault")
 CHAT = ScopeId("b1", "group_1")
@@ -68,7 +68,7 @@ def test_a_skipped_broken_file_is_one_plain_warning_line(root, log):
 def test_the_diagnostic_log_keeps_the_structured_line(root, log):
     (problem,) = check_vault(root).problems
     proc = search(root, log)
-    structured = f"WARNING indexer.documents sync=parse_error path={problem.path} line=4 "
+    structured = f"WARNING indexer.backends.documents sync=parse_error path={problem.path} line=4 "
     assert structured in proc.stderr, proc.stderr
     assert problem.message in proc.stderr and TAIL not in proc.stderr, proc.stderr
 

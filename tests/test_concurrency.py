@@ -4,15 +4,15 @@ import sys
 import textwrap
 
 from tests.conftest import git
-from vault.check import check_vault
+from vault.health.check import check_vault
 
 WORKER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from vault.keys import ScopeId
-    from vault.model import Speaker
-    from vault.operations import Vault
+    from vault.layout.keys import ScopeId
+    from vault.format.model import Speaker
+    from vault.writes.operations import Vault
 
     root, name, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     vault = Vault(root)

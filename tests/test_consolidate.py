@@ -11,10 +11,10 @@ from contextlib import closing, contextmanager
 
 import pytest
 
-from indexer.consolidate import ConsolidateSettings, StalePreviewError, preview, run
-from indexer.consolidate_preview import PreviewFileError, from_json
 from indexer.engine import Engine
-from indexer.llm import LLMError
+from indexer.jobs.consolidate import ConsolidateSettings, StalePreviewError, preview, run
+from indexer.jobs.consolidate_preview import PreviewFileError, from_json
+from indexer.jobs.llm import LLMError
 from tests.conftest import git
 from tests.consolidate_helpers import (
     ALICE,
@@ -28,9 +28,9 @@ from tests.consolidate_helpers import (
     tree_hash,
 )
 from tests.llm_fake import Reply
-from vault.operations import Vault
-from vault.safewrite import ConflictError
-from vault.store import BadRequestError
+from vault.layout.store import BadRequestError
+from vault.writes.operations import Vault
+from vault.writes.safewrite import ConflictError
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import pytest
 from memvault_cli.main import main
 from tests.conftest import git
 from tests.consolidate_helpers import CHAT, seed, tree_hash
-from vault.operations import Vault
+from vault.writes.operations import Vault
 
 SCOPE = ["--bot", CHAT.bot or "", "--session", CHAT.session]
 ANSWER = {"summary": "Alice went to Beijing; Dave drinks oat flat whites.", "tags": []}

@@ -10,14 +10,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from indexer.consolidate import ConsolidateSettings, preview, run
 from indexer.engine import Engine
+from indexer.jobs.consolidate import ConsolidateSettings, preview, run
 from tests.conftest import git
 from tests.consolidate_helpers import CHAT, NOW, OTHER, answer, seed, tree_hash
-from vault.consolidation import ProfileEdit, consolidate
-from vault.create import init_vault
-from vault.operations import Vault
-from vault.store import BadRequestError
+from vault.layout.create import init_vault
+from vault.layout.store import BadRequestError
+from vault.writes.consolidation import ProfileEdit, consolidate
+from vault.writes.operations import Vault
 
 SENTENCES = [
     "The book club meets on Fridays.",

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer.consolidate_select import ConsolidateSettings, select
-from vault.model import Episode
-from vault.store import BadRequestError, StoredEpisode
+from indexer.jobs.consolidate_select import ConsolidateSettings, select
+from vault.format.model import Episode
+from vault.layout.store import BadRequestError, StoredEpisode
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 

@@ -8,9 +8,9 @@ import sqlite3
 from pathlib import Path
 
 from indexer.engine import Engine
-from vault.create import init_vault
-from vault.keys import ScopeId
-from vault.operations import Vault
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.writes.operations import Vault
 
 SCOPE = ScopeId("bot-1", "group_1")
 

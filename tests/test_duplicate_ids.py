@@ -22,12 +22,12 @@ from console.errors import ApiError
 from indexer.engine import Engine
 from indexer.supersede import near_duplicates, supersede_on_correction
 from tests.conftest import git
-from vault.check import check_vault
-from vault.create import init_vault
-from vault.episode_edit import edit_episode
-from vault.keys import ScopeId
-from vault.operations import Vault
-from vault.store import AmbiguousIdError
+from vault.health.check import check_vault
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.layout.store import AmbiguousIdError
+from vault.writes.episode_edit import edit_episode
+from vault.writes.operations import Vault
 
 MEMVAULT = str(Path(__file__).resolve().parents[1] / ".venv" / "bin" / "memvault")
 SCOPE = ScopeId("bot-1", "group_123")

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vault.durations import DurationError, parse_duration
-from vault.keys import ScopeId
-from vault.operations import Vault
-from vault.store import BadRequestError
+from vault.format.durations import DurationError, parse_duration
+from vault.layout.keys import ScopeId
+from vault.layout.store import BadRequestError
+from vault.writes.operations import Vault
 
 UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1)}
 UNITS["w"] = timedelta(weeks=1)

@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from vault.episode_fields import FIELD_ORDER, derived_episode_id
-from vault.episodes import edit_front_matter, parse_episode, render_episode
-from vault.ids import episode_id_problem
-from vault.model import (
+from vault.format.episode_fields import FIELD_ORDER, derived_episode_id
+from vault.format.episodes import edit_front_matter, parse_episode, render_episode
+from vault.format.ids import episode_id_problem
+from vault.format.model import (
     CATEGORIES,
     PRIORITIES,
     SOURCES,
@@ -24,8 +24,8 @@ from vault.model import (
     FormatError,
     Speaker,
 )
-from vault.tags import normalise_tags
-from vault.yamlio import dump
+from vault.format.tags import normalise_tags
+from vault.format.yamlio import dump
 
 # --------------------------------------------------------------------------- strategies
 
@@ -47,7 +47,7 @@ FREE_TEXT = st.one_of(
     st.tuples(st.sampled_from(HOSTILE), st.sampled_from(HOSTILE)).map("".join),
 )
 SHORT = FREE_TEXT.map(str.strip).filter(bool)
-# Episode ids follow one rule (vault.ids); the hostile texts that pass it ("no", "012345",
+# Episode ids follow one rule (vault.format.ids); the hostile texts that pass it ("no", "012345",
 # "1e5", "12:30", "中文", ...) are the interesting ones for YAML.
 IDS = st.one_of(
     SHORT.filter(lambda v: episode_id_problem(v) is None),

@@ -21,26 +21,26 @@ from console import cli as console_cli
 from console.api import dispatch
 from console.context import ConsoleContext
 from console.errors import STATUS, ApiError
-from indexer import cli as indexer_cli
-from indexer.backend import IndexLockedError, IndexMismatchError
-from indexer.consolidate import StalePreviewError
-from indexer.consolidate_preview import PreviewFileError
-from indexer.embeddings import EmbeddingError
-from indexer.llm import LLMError
-from indexer.readonly import ReadOnlyIndexError
+from indexer.backends.backend import IndexLockedError, IndexMismatchError
+from indexer.backends.embeddings import EmbeddingError
+from indexer.cli import commands as indexer_cli
+from indexer.jobs.consolidate import StalePreviewError
+from indexer.jobs.consolidate_preview import PreviewFileError
+from indexer.jobs.llm import LLMError
+from indexer.sync.readonly import ReadOnlyIndexError
 from memvault_cli import main as cli
-from vault import cli as vault_cli
-from vault.chats import ChatNotFoundError
-from vault.cli_parser import CommandSpec, Layer
+from vault.cli import commands as vault_cli
+from vault.cli.parser import CommandSpec, Layer
 from vault.errors import OUTCOMES, Internal, kind_of, outcome_of
-from vault.keys import ScopeError, ScopeId
-from vault.links import VaultLinkError
-from vault.model import FormatError
-from vault.names import UnsafeNameError
-from vault.operations import Vault
-from vault.readonly import ReadOnlyVaultError
-from vault.safewrite import ConflictError, DiskFullError, LockTimeoutError
-from vault.store import AmbiguousIdError, BadRequestError, NotFoundError
+from vault.format.model import FormatError
+from vault.layout.chats import ChatNotFoundError
+from vault.layout.keys import ScopeError, ScopeId
+from vault.layout.links import VaultLinkError
+from vault.layout.names import UnsafeNameError
+from vault.layout.readonly import ReadOnlyVaultError
+from vault.layout.store import AmbiguousIdError, BadRequestError, NotFoundError
+from vault.writes.operations import Vault
+from vault.writes.safewrite import ConflictError, DiskFullError, LockTimeoutError
 
 REPO = Path(__file__).resolve().parents[1]
 MEMVAULT = shutil.which("memvault") or str(Path(sys.executable).parent / "memvault")

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from vault.create import init_vault
 from vault.events import Actor, close_event, open_event, parse_event_types, update_event
-from vault.operations import Vault
-from vault.store import AmbiguousIdError, NotFoundError
+from vault.layout.create import init_vault
+from vault.layout.store import AmbiguousIdError, NotFoundError
+from vault.writes.operations import Vault
 
 TYPES = parse_event_types(["appointment: a booked visit"])
 ALICE = Actor("bot-1", "u1", "Alice", "group_1")

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import git
-from vault import audit
-from vault.create import init_vault
 from vault.events import Actor, close_event, open_event, parse_event_types, update_event
-from vault.keys import ScopeId
-from vault.operations import Vault
-from vault.store import BadRequestError
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.layout.store import BadRequestError
+from vault.writes import audit
+from vault.writes.operations import Vault
 
 TYPES = parse_event_types(["order_issue: a problem with an order", "complaint"])
 GROUP = Actor("bot-1", "u42", "Alice", "group_7", source="agent", query_id=11)

@@ -10,10 +10,10 @@ import pytest
 
 from memvault_cli.main import main
 from tests.conftest import git
-from vault import audit
-from vault.create import init_vault
 from vault.events import Actor, open_event, parse_event_types
-from vault.operations import Vault
+from vault.layout.create import init_vault
+from vault.writes import audit
+from vault.writes.operations import Vault
 
 TYPES = parse_event_types(["appointment: a booked visit", "complaint: unhappy"])
 ALICE = Actor("bot-1", "u:42/é", "Alice", "group_1")

@@ -11,18 +11,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault.check import check_vault
-from vault.create import init_vault
-from vault.event_file import parse_event
 from vault.events import (
     Actor,
     close_event,
     load_events,
     open_event,
+    parse_event,
     parse_event_types,
     update_event,
 )
-from vault.operations import Vault
+from vault.health.check import check_vault
+from vault.layout.create import init_vault
+from vault.writes.operations import Vault
 
 TYPES = parse_event_types(["appointment: a booked visit", "order_issue: a problem with an order"])
 ALICE = Actor("bot-1", "u1", "Alice", "group_1")

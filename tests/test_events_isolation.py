@@ -13,12 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import git
-from vault.create import init_vault
 from vault.events import Actor, load_events, open_event, open_events, parse_event_types
-from vault.layout import classify
-from vault.names import UnsafeNameError, encode_name
-from vault.operations import Vault
-from vault.store import BadRequestError
+from vault.layout.create import init_vault
+from vault.layout.layout import classify
+from vault.layout.names import UnsafeNameError, encode_name
+from vault.layout.store import BadRequestError
+from vault.writes.operations import Vault
 
 TYPES = parse_event_types(["appointment: a booked visit"])
 BOTS = [None, "bot-1", "bot-2", "a:b", "a", "b/../c", "机器人", "BOT-1"]

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from vault.create import init_vault
 from vault.errors import FOUND_PROBLEMS
-from vault.keys import ScopeId
-from vault.operations import Vault
-from vault.transfer import export_scope, import_payload, unreadable_warning
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.transfer.exchange import export_scope, import_payload, unreadable_warning
+from vault.writes.operations import Vault
 
 MEMVAULT = shutil.which("memvault") or str(Path(sys.executable).parent / "memvault")
 CHAT = ScopeId("b1", "group_123")

@@ -12,13 +12,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from indexer.engine import Engine
-from indexer.filters import Filters, parse_filters
-from indexer.search import MODES
-from vault.create import init_vault
-from vault.keys import ScopeId
-from vault.model import CATEGORIES, PRIORITIES
-from vault.operations import Vault
-from vault.store import BadRequestError
+from indexer.retrieval.filters import Filters, parse_filters
+from indexer.retrieval.search import MODES
+from vault.format.model import CATEGORIES, PRIORITIES
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.layout.store import BadRequestError
+from vault.writes.operations import Vault
 
 CHAT = ScopeId("bot-1", "group_7")
 OTHER = ScopeId("bot-1", "group_8")

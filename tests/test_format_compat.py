@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from indexer.backend import IndexMismatchError
+from indexer.backends.backend import IndexMismatchError
 from indexer.engine import Engine
-from indexer.manifest import MANIFEST_NAME, index_dir
-from indexer.manifest_schema import SCHEMA_VERSION
+from indexer.sync.manifest import MANIFEST_NAME, index_dir
+from indexer.sync.manifest_schema import SCHEMA_VERSION
 from tests.worlds import open_world
-from vault.keys import ScopeId
-from vault.layout import Layout
+from vault.layout.keys import ScopeId
+from vault.layout.layout import Layout
 
 SCOPE = ScopeId("bot-1", "group_old")
 OLD_FILE = (
@@ -104,10 +104,10 @@ def test_an_index_of_the_previous_schema_is_rebuilt_at_start(tmp_path: Path) -> 
 
 def test_the_format_docs_name_every_field_and_value_in_both_languages() -> None:
     # The repository's own copy of the contract (a person who cloned it has no DESIGN.md).
-    from vault.candidate_file import FIELD_ORDER as CANDIDATE_FIELDS
-    from vault.episode_fields import FIELD_ORDER
-    from vault.event_file import FIELD_ORDER as EVENT_FIELDS
-    from vault.model import CATEGORIES, PRIORITIES, SOURCES, STATUSES
+    from vault.candidates.candidate_file import FIELD_ORDER as CANDIDATE_FIELDS
+    from vault.events.event_file import FIELD_ORDER as EVENT_FIELDS
+    from vault.format.episode_fields import FIELD_ORDER
+    from vault.format.model import CATEGORIES, PRIORITIES, SOURCES, STATUSES
 
     docs = Path(__file__).resolve().parents[1] / "docs"
     for name in ("FORMAT.md", "FORMAT.zh.md"):

@@ -2,9 +2,15 @@
 
 import pytest
 
-from indexer.fusion import Written, conversation_context, rrf, to_unit, zconf
-from indexer.ranking import RankWeights, names_speaker, recency_factor, recency_hint, score
-from indexer.records import Hit
+from indexer.backends.records import Hit
+from indexer.retrieval.fusion import Written, conversation_context, rrf, to_unit, zconf
+from indexer.retrieval.ranking import (
+    RankWeights,
+    names_speaker,
+    recency_factor,
+    recency_hint,
+    score,
+)
 
 TEXT = [Hit(1, 9.0), Hit(2, 3.0), Hit(3, 2.0)]
 VECTOR = [Hit(2, 0.80), Hit(4, 0.79), Hit(1, 0.78)]

@@ -22,11 +22,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import git
-from vault import gitplan, gitstate
-from vault.create import init_vault
-from vault.keys import ScopeId
-from vault.layout import STATE_DIR
-from vault.operations import Vault
+from vault.git import gitplan, gitstate
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.layout.layout import STATE_DIR
+from vault.writes.operations import Vault
 
 CHAT = ScopeId("b1", "group_1")
 OTHER_CHAT = "bots/b1/sessions/group_2/episodes/2026/11/ep_20261101_hand01.md"

@@ -24,15 +24,15 @@ from console.endpoints_health import health
 from console.requests import Body
 from indexer.health import git_check
 from tests.conftest import git
-from vault import gitrepo, gitstate
-from vault.create import init_vault
-from vault.gitlock import PIN_PREFIX
-from vault.gitlog import GitCommitError, commit_paths
-from vault.keys import ScopeId
-from vault.layout import STATE_DIR
-from vault.operations import Vault
-from vault.procs import Owner, boot_token, host_token, process_start
-from vault.store import BadRequestError
+from vault.git import gitrepo, gitstate
+from vault.git.gitlock import PIN_PREFIX
+from vault.git.gitlog import GitCommitError, commit_paths
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.layout.layout import STATE_DIR
+from vault.layout.store import BadRequestError
+from vault.writes.operations import Vault
+from vault.writes.procs import Owner, boot_token, host_token, process_start
 
 _SCRIPT = Path(sys.executable).parent / "memvault"
 MEMVAULT = (
@@ -69,7 +69,7 @@ os.unlink(sys.argv[1])
 # Takes index.lock through MemVault's own function, then sleeps until killed.
 MEMVAULT_HOLDER = r"""
 import sys, time
-from vault.gitlock import try_take
+from vault.git.gitlock import try_take
 lock = try_take(sys.argv[1])
 assert lock is not None
 print("held", flush=True)

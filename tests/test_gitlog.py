@@ -1,4 +1,4 @@
-"""vault.gitlog against real repositories, checked from outside with the real git binary."""
+"""vault.git.gitlog against real repositories, checked from outside with the real git binary."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from vault import gitrepo
-from vault.gitlog import CommitInfo, GitCommitError, commit_paths, file_history, init_repo
+from vault.git import gitrepo
+from vault.git.gitlog import CommitInfo, GitCommitError, commit_paths, file_history, init_repo
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 GIT = shutil.which("git")
@@ -179,7 +179,7 @@ def test_noop_on_unborn_head_makes_no_commit(repo: Path) -> None:
 def test_not_a_repository_warns_once_and_touches_nothing(tmp_path: Path, caplog) -> None:
     write(tmp_path, "ep.md", "hello\n")
     before = sorted(p.name for p in tmp_path.iterdir())
-    with caplog.at_level(logging.WARNING, logger="vault.gitlog"):
+    with caplog.at_level(logging.WARNING, logger="vault.git.gitlog"):
         assert commit_paths(tmp_path, ["ep.md"], "m") is None
         assert commit_paths(tmp_path, ["ep.md"], "m") is None
     assert (tmp_path / "ep.md").read_text(encoding="utf-8") == "hello\n"
@@ -198,7 +198,7 @@ def test_works_without_git_binary(tmp_path: Path) -> None:
         f"""
         import shutil
         from pathlib import Path
-        from vault.gitlog import commit_paths, init_repo
+        from vault.git.gitlog import commit_paths, init_repo
 
         assert shutil.which("git") is None, shutil.which("git")
         root = Path({str(root)!r})

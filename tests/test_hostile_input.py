@@ -1,7 +1,8 @@
 """Hostile input is bad input, never an internal error (issue 20, item 7): JSON nested a
 thousand levels deep, numbers past any range, broken \\u escapes, YAML alias bombs and deep
-front matter. Every JSON entry point reads through vault.jsonin and every YAML one through
-vault.yamlio, within the limits of vault.input_limits; these tests go through the doors a
+front matter. Every JSON entry point reads through vault.format.jsonin and every YAML one through
+vault.format.yamlio, within the limits of vault.format.input_limits; these tests go through the
+doors a
 person uses (the CLI in-process, the syncer and `check` over real files, the LLM reply
 parser; the console and the plugin have their own files)."""
 
@@ -12,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from indexer.llm import LLMError, parse_json_reply
+from indexer.jobs.llm import LLMError, parse_json_reply
 from memvault_cli.main import main
 from tests.test_sync import open_syncer, paths_found
-from vault.check import check_vault
-from vault.input_limits import MAX_JSON_DEPTH, MAX_YAML_DEPTH
-from vault.keys import ScopeId
-from vault.operations import Vault
+from vault.format.input_limits import MAX_JSON_DEPTH, MAX_YAML_DEPTH
+from vault.health.check import check_vault
+from vault.layout.keys import ScopeId
+from vault.writes.operations import Vault
 
 CHAT = ScopeId("b1", "g1")
 SCOPE = ["--bot", "b1", "--session", "g1"]
@@ -148,7 +149,7 @@ def test_a_hostile_audit_line_is_a_problem_line_not_a_crash(capsys, vault):
 
 @pytest.fixture(scope="module")
 def embedder():
-    from indexer.embeddings import default_embedder
+    from indexer.backends.embeddings import default_embedder
 
     return default_embedder()
 
@@ -198,7 +199,7 @@ def test_ordinary_json_still_reads(capsys, vault, tmp_path):
 
 
 def test_an_import_file_past_the_size_limit_is_refused_unread(capsys, vault, tmp_path, monkeypatch):
-    monkeypatch.setattr("vault.cli_transfer.MAX_IMPORT_BYTES", 1_000)  # 200 MB in earnest
+    monkeypatch.setattr("vault.cli.transfer.MAX_IMPORT_BYTES", 1_000)  # 200 MB in earnest
     path = tmp_path / "big.json"
     path.write_text(json.dumps([{"content": f"memory {n}"} for n in range(200)]), "utf-8")
     code, said = run(capsys, vault, "import", str(path), *SCOPE)

@@ -1,5 +1,5 @@
 """The real-host suite's FAKE LLM answers MemVault's candidate extraction request: it must
-recognise the request MemVault really builds (indexer/candidates_prompt.py with the wording in
+recognise the request MemVault really builds (indexer/jobs/candidates_prompt.py with the wording in
 templates/), and its answer must read back through MemVault's own parser, or the host suite's
 candidate check would measure the fake instead of the plugin. Also: the restart that check
 makes keeps MemVault's earlier log."""
@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from hostsuite.fake_llm import script_extraction, script_tool_call
 from hostsuite.host import Processes
-from indexer.candidates_prompt import Turn, build_messages, read_proposals
+from indexer.jobs.candidates_prompt import Turn, build_messages, read_proposals
 
 
 def extraction_body(said: str, speaker: dict[str, str] | None) -> dict[str, object]:

@@ -1,7 +1,7 @@
 """Import refuses a value of the wrong JSON type instead of turning it into text, naming the
 item and the field (issue 20, item 8a), and a second import of a file adds nothing, its
 items with no `id` included, even after a person edited what the first one wrote (8b; the
-rule: vault.transfer.Present)."""
+rule: vault.transfer.exchange.Present)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from memvault_cli.main import main
-from vault.keys import ScopeId
-from vault.operations import Vault
-from vault.store import BadRequestError
-from vault.transfer import import_payload
+from vault.layout.keys import ScopeId
+from vault.layout.store import BadRequestError
+from vault.transfer.exchange import import_payload
+from vault.writes.operations import Vault
 
 CHAT = ScopeId("b1", "g1")
 OTHER = ScopeId("b1", "g2")

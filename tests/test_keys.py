@@ -1,6 +1,6 @@
 import pytest
 
-from vault.keys import ScopeId, session_key, session_name, user_key
+from vault.layout.keys import ScopeId, session_key, session_name, user_key
 
 # (launcher_type, launcher_id, bot_uuid, isolation) -> (session_name, session_key, user_key)
 # Rows follow LongTermMemory's derivation, including the missing-bot-uuid cases.

@@ -1,4 +1,4 @@
-"""Issue 20 item 4: an outdated memory never comes back (vault.lifecycle).
+"""Issue 20 item 4: an outdated memory never comes back (vault.writes.lifecycle).
 
 Eve lived in Berlin, then moved to Munich (same `key`): archive and restore, bulk archive
 and its natural undo, forget, import and consolidation all leave Munich the one current
@@ -12,13 +12,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from indexer.consolidate_select import ConsolidateSettings, select
+from indexer.jobs.consolidate_select import ConsolidateSettings, select
 from memvault_cli.main import main
 from tests.worlds import open_world
-from vault.bulk import apply_bulk, parse_selection
-from vault.keys import ScopeId
-from vault.operations import Vault
-from vault.transfer import export_scope, import_payload
+from vault.layout.keys import ScopeId
+from vault.transfer.exchange import export_scope, import_payload
+from vault.writes.bulk import apply_bulk, parse_selection
+from vault.writes.operations import Vault
 
 CHAT = ScopeId("bot-1", "group_1")
 T0 = datetime(2026, 3, 1, tzinfo=UTC)

@@ -20,14 +20,14 @@ from pathlib import Path
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from indexer.consolidate_select import ConsolidateSettings, select
-from vault.bulk import apply_bulk, parse_selection
-from vault.consolidation import consolidate
-from vault.create import init_vault
-from vault.keys import ScopeId
-from vault.model import STATUSES
-from vault.operations import Vault
-from vault.transfer import export_scope, import_payload
+from indexer.jobs.consolidate_select import ConsolidateSettings, select
+from vault.format.model import STATUSES
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.transfer.exchange import export_scope, import_payload
+from vault.writes.bulk import apply_bulk, parse_selection
+from vault.writes.consolidation import consolidate
+from vault.writes.operations import Vault
 
 CHAT = ScopeId("bot-1", "group_1")
 OTHER = ScopeId("bot-1", "group_2")
@@ -61,7 +61,7 @@ def ticking() -> itertools.count:
 
 
 def broken(vault: Vault, scope: ScopeId) -> list[str]:
-    """The invariants, written out here (not vault.lifecycle's own check)."""
+    """The invariants, written out here (not vault.writes.lifecycle's own check)."""
     eps = [s.episode for s in vault.load_episodes(scope)[0]]
     by_id = {e.id: e for e in eps}
     found = [f"{e.id}: status {e.status}" for e in eps if e.status not in STATUSES]

@@ -1,4 +1,4 @@
-"""indexer/llm.py against the loopback FAKE OpenAI-compatible LLM (tests/llm_fake.py):
+"""indexer/jobs/llm.py against the loopback FAKE OpenAI-compatible LLM (tests/llm_fake.py):
 every failure is one LLMError that says what to check, and JSON answers are read whether
 bare, fenced or after a sentence."""
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from indexer.llm import LLMError, OpenAICompatibleLLM, llm_from_env, parse_json_reply
+from indexer.jobs.llm import LLMError, OpenAICompatibleLLM, llm_from_env, parse_json_reply
 from tests.llm_fake import Reply
 
 HI = [{"role": "user", "content": "hi"}]

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from indexer.manifest import IN_CHUNK, Manifest
-from indexer.manifest_schema import FileEntry, doc_from_json
-from indexer.records import ChunkDoc
+from indexer.backends.records import ChunkDoc
+from indexer.sync.manifest import IN_CHUNK, Manifest
+from indexer.sync.manifest_schema import FileEntry, doc_from_json
 
 FILES = 50
 PER_FILE = 30  # 1,500 chunk ids, 1,200 with a doc: more than two IN chunks
@@ -79,8 +79,8 @@ def test_the_fixture_has_docs_missing_ids_and_docless_chunks(manifest):
 
 def test_a_search_reads_the_manifest_once(manifest, monkeypatch):
     """The hot path: every candidate of a search in one call of Manifest.docs."""
-    from indexer.search import SearchRequest, hybrid_search
-    from indexer.text_index import TextIndex
+    from indexer.backends.text_index import TextIndex
+    from indexer.retrieval.search import SearchRequest, hybrid_search
 
     docs = list(manifest.docs(range(FILES * PER_FILE)).values())
     text = TextIndex.open(None)

@@ -7,7 +7,7 @@ import json
 
 import yaml
 
-from indexer.candidates_prompt import build_messages, policy
+from indexer.jobs.candidates_prompt import build_messages, policy
 from templates import read_template
 
 KEYS = ("policy", "remember_tool", "update_profile_tool", "recall_memory_tool", "injected")

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from tests.test_index_contract import doc, open_backend
 from tests.worlds import open_world
-from vault.keys import ScopeId
+from vault.layout.keys import ScopeId
 
 KEYS = ("bot:b1", "b1:group_2", "kb:lib_a", "kb:lib_b")
 TEXTS = (

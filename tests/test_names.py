@@ -5,9 +5,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from vault.keys import ScopeId
-from vault.layout import Layout, classify
-from vault.names import (
+from vault.layout.keys import ScopeId
+from vault.layout.layout import Layout, classify
+from vault.layout.names import (
     MAX_NAME_BYTES,
     UnsafeNameError,
     decode_name,

@@ -3,9 +3,9 @@ import json
 import pytest
 
 from tests.conftest import git
-from vault.keys import ScopeId
-from vault.model import Speaker
-from vault.store import BadRequestError, NotFoundError
+from vault.format.model import Speaker
+from vault.layout.keys import ScopeId
+from vault.layout.store import BadRequestError, NotFoundError
 
 
 def audit_lines(vault, scope):
@@ -155,7 +155,7 @@ def test_git_off_writes_files_without_commits(vault, scope):
 def test_archive_racing_a_hand_save_keeps_the_persons_text(vault, scope, monkeypatch):
     ep = vault.remember(scope, "original text")
     path = vault.find_episode(scope, ep.id).path
-    import vault.safewrite as sw
+    import vault.writes.safewrite as sw
 
     real = sw._write_temp
     fired = []

@@ -146,7 +146,7 @@ def test_every_module_the_wheel_installs_imports_from_the_wheel(installed):
     tops = {m.split(".")[0] for m in installed["modules"]}
     assert tops == set(TOPS)
     # the whole of each package, not only its __init__
-    assert {"vault.operations", "indexer.engine", "console.api", "memvault_cli.main"} <= set(
+    assert {"vault.writes.operations", "indexer.engine", "console.api", "memvault_cli.main"} <= set(
         installed["modules"]
     )
 
@@ -179,7 +179,7 @@ def test_license_and_metadata(installed):
     assert f"{sys.version_info[0]}.{sys.version_info[1]}" in versions  # the one tested here
     assert {"Operating System :: POSIX :: Linux", "Operating System :: Microsoft :: Windows",
             "Operating System :: MacOS"} <= set(classifiers)  # fmt: skip
-    # vault/gitrepo.py uses dulwich internals: a 2.x must not be installed under it
+    # vault/git/gitrepo.py uses dulwich internals: a 2.x must not be installed under it
     (dulwich,) = [r for r in meta["Requires-Dist"] if r.startswith("dulwich")]
     assert not SpecifierSet(dulwich.removeprefix("dulwich")).contains("2.0.0")
 

@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer.documents import UNTRUSTED_MTIME
-from indexer.plan import DiskFile, Known, Plan, Rename, plan_changes
+from indexer.backends.documents import UNTRUSTED_MTIME
+from indexer.sync.plan import DiskFile, Known, Plan, Rename, plan_changes
 
 
 def disk(size, mtime, sha=None):

@@ -1,7 +1,8 @@
 """Links are never followed where the system has no O_NOFOLLOW, O_DIRECTORY nor dir_fd
-(Windows): vault.regular and vault.links then check with lstat() before and after the open.
+(Windows): vault.layout.regular and vault.layout.links then check with lstat() before and after the
+open.
 
-That path runs here on Linux with `vault.regular.NOFOLLOW` set to 0 (what it is on Windows),
+That path runs here on Linux with `vault.layout.regular.NOFOLLOW` set to 0 (what it is on Windows),
 against real links, FIFOs and folders, and must decide exactly as the O_NOFOLLOW path does.
 """
 
@@ -17,8 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault import links, regular
-from vault.links import VaultLinkError, read_vault_file
+from vault.layout import links, regular
+from vault.layout.links import VaultLinkError, read_vault_file
 
 FOLDER_KINDS = ("dir", "link_dir")
 LEAF_KINDS = ("file", "link_file", "link_inside", "dangling", "fifo", "dir", "missing")

@@ -1,5 +1,5 @@
 """MemVault on every platform: every module imports where POSIX-only names do not exist
-(Windows), and the OS file locks (vault.filelocks, through `filelock`) keep their promises
+(Windows), and the OS file locks (vault.writes.filelocks, through `filelock`) keep their promises
 between real processes: a second writer is refused with the holder's pid and start, a
 SIGKILLed holder's lock is free at once, a stale or hostile lock file never blocks, a link
 at the lock path is refused and never written through, a status probe never refuses a writer.
@@ -22,11 +22,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from indexer.backend import IndexLockedError
-from indexer.cli_show import _writer
-from indexer.locks import LOCK_NAME, WriterLock, acquire_writer_lock
-from vault import filelocks
-from vault.safewrite import LockTimeoutError, VaultLock
+from indexer.backends.backend import IndexLockedError
+from indexer.cli.show import _writer
+from indexer.sync.locks import LOCK_NAME, WriterLock, acquire_writer_lock
+from vault.writes import filelocks
+from vault.writes.safewrite import LockTimeoutError, VaultLock
 
 ROOT = Path(__file__).resolve().parents[1]
 SINCE = re.compile(r"since=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
@@ -100,7 +100,7 @@ def importable() -> list[str]:
     """Every module of the tree that imports here, with POSIX as it is (one interpreter for
     both modes below: the slowest step of this file)."""
     core, plugin = _modules(ROOT)
-    assert len(core) > 80 and "vault.safewrite" in core and "indexer.locks" in core
+    assert len(core) > 80 and "vault.writes.safewrite" in core and "indexer.sync.locks" in core
     assert "memvault_plugin.memory_service" in plugin
     assert "components.event_listener.injector" in plugin
     # Plugin modules that need what the host provides cannot import anywhere: only those
@@ -123,7 +123,7 @@ def test_every_module_imports_without_posix_only_names(mode: str, importable: li
 HOLD_INDEX = """
 import sys, time
 from pathlib import Path
-from indexer.locks import acquire_writer_lock
+from indexer.sync.locks import acquire_writer_lock
 lock = acquire_writer_lock(Path(sys.argv[1]))
 print("HELD", flush=True)
 time.sleep(600)
@@ -132,7 +132,7 @@ time.sleep(600)
 HOLD_VAULT = """
 import sys, time
 from pathlib import Path
-from vault.safewrite import VaultLock
+from vault.writes.safewrite import VaultLock
 with VaultLock(Path(sys.argv[1])).hold():
     print("HELD", flush=True)
     time.sleep(600)
@@ -276,7 +276,7 @@ def test_a_planted_lock_path_is_refused_and_never_written_through(
 PROBE = """
 import json, sys, time
 from pathlib import Path
-from vault.filelocks import is_held
+from vault.writes.filelocks import is_held
 lock, seconds = Path(sys.argv[1]), float(sys.argv[2])
 print("READY", flush=True)
 seen = {"held": 0, "free": 0}

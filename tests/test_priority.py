@@ -13,13 +13,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from indexer.engine import Engine
-from indexer.ranking import RANK_VERSION, score
+from indexer.retrieval.ranking import RANK_VERSION, score
 from tests.worlds import open_world
-from vault.episodes import parse_episode, render_episode
-from vault.keys import ScopeId
-from vault.model import PRIORITIES, Episode, FormatError
-from vault.operations import Vault
-from vault.store import BadRequestError
+from vault.format.episodes import parse_episode, render_episode
+from vault.format.model import PRIORITIES, Episode, FormatError
+from vault.layout.keys import ScopeId
+from vault.layout.store import BadRequestError
+from vault.writes.operations import Vault
 
 SCOPE = ScopeId("bot-1", "group_1")
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -226,8 +226,8 @@ def test_engine_read_only_sees_critical(tmp_path: Path) -> None:
 
 
 def test_low_is_consolidated_first_and_high_or_critical_is_spared_from_age() -> None:
-    from indexer.consolidate_select import ConsolidateSettings, select
-    from vault.store import StoredEpisode
+    from indexer.jobs.consolidate_select import ConsolidateSettings, select
+    from vault.layout.store import StoredEpisode
 
     old = NOW - timedelta(days=400)
     rows = [  # oldest first; ep_low is the newest of all, yet picked first

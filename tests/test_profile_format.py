@@ -10,10 +10,10 @@ from hypothesis import strategies as st
 from ruamel.yaml.comments import CommentedMap
 
 from tests.test_episode_format import FREE_TEXT, SHORT, UTC_SECONDS, YAML_VALUES
-from vault.model import FormatError, HistoryEntry, Profile
-from vault.profiles import PROFILE_FIELDS, parse_profile, render_profile, slot_key
-from vault.yamledit import edit_value, rt_edit
-from vault.yamlio import dump, load_block
+from vault.format.model import FormatError, HistoryEntry, Profile
+from vault.format.profiles import PROFILE_FIELDS, parse_profile, render_profile, slot_key
+from vault.format.yamledit import edit_value, rt_edit
+from vault.format.yamlio import dump, load_block
 
 # --------------------------------------------------------------------------- strategies
 

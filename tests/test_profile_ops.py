@@ -1,10 +1,10 @@
 import pytest
 
 from templates import read_template
-from vault.episodes import parse_episode
-from vault.model import PROFILE_MAX_HISTORY
-from vault.profiles import parse_profile
-from vault.store import BadRequestError
+from vault.format.episodes import parse_episode
+from vault.format.model import PROFILE_MAX_HISTORY
+from vault.format.profiles import parse_profile
+from vault.layout.store import BadRequestError
 
 
 def test_first_edit_starts_from_the_commented_template(vault, scope):
@@ -142,7 +142,7 @@ def test_templates_are_valid_files():
 def test_profile_edit_racing_a_hand_save_keeps_both(vault, scope, monkeypatch):
     vault.update_profile(scope, "name", "set", "Alice")
     path = vault.profile_path(scope)
-    import vault.safewrite as sw
+    import vault.writes.safewrite as sw
 
     real = sw._write_temp
     fired = []

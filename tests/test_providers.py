@@ -8,12 +8,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
-from indexer.embed_cache import CachedEmbedder
-from indexer.embed_openai import OpenAICompatible
-from indexer.embeddings import EmbeddingError, default_embedder
+from indexer.backends.embed_cache import CachedEmbedder
+from indexer.backends.embed_openai import OpenAICompatible
+from indexer.backends.embeddings import EmbeddingError, default_embedder
+from indexer.backends.providers import embedder_from_settings
 from indexer.engine import Engine
-from indexer.providers import embedder_from_settings
-from vault.keys import ScopeId
+from vault.layout.keys import ScopeId
 
 
 class FakeOpenAIEmbeddings(BaseHTTPRequestHandler):

@@ -1,4 +1,5 @@
-"""Chinese question words leave a query before its bigrams are formed (indexer.question_words),
+"""Chinese question words leave a query before its bigrams are formed
+(indexer.backends.question_words),
 as English stop words do: "读书会几点" must find the book club as well as "book club meeting
 time" does (newcomer walk-through: 0.32 relevance, below the floor, because 几点 and the
 boundary bigram 会几 occur in no memory and weighed the most). Real vault and engine."""
@@ -12,12 +13,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from indexer.backends.question_words import (
+    FINAL_PARTICLES,
+    QUESTION_WORDS,
+    strip_question_words,
+)
+from indexer.backends.tokenize import analyze_query
 from indexer.engine import Engine
-from indexer.question_words import FINAL_PARTICLES, QUESTION_WORDS, strip_question_words
-from indexer.tokenize import analyze_query
 from tests.worlds import open_world
-from vault.keys import ScopeId
-from vault.operations import Vault
+from vault.layout.keys import ScopeId
+from vault.writes.operations import Vault
 
 BOOK_CLUB = "读书会每周五晚上七点在图书馆"
 OTHERS = (

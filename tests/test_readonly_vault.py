@@ -26,16 +26,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from indexer.embed_cache import CachedEmbedder
-from indexer.embeddings import default_embedder
+from indexer.backends.embed_cache import CachedEmbedder
+from indexer.backends.embeddings import default_embedder
+from indexer.backends.text_index import TextIndex
 from indexer.engine import Engine
-from indexer.locks import WriterLock
-from indexer.manifest import Manifest, index_dir
-from indexer.readonly import ReadOnlyIndexError, connect_read_only
-from indexer.text_index import TextIndex
-from vault.keys import ScopeId
-from vault.operations import Vault
-from vault.readonly import READ_ONLY_ERRNOS, ReadOnlyVaultError, explain_write_error
+from indexer.sync.locks import WriterLock
+from indexer.sync.manifest import Manifest, index_dir
+from indexer.sync.readonly import ReadOnlyIndexError, connect_read_only
+from vault.layout.keys import ScopeId
+from vault.layout.readonly import READ_ONLY_ERRNOS, ReadOnlyVaultError, explain_write_error
+from vault.writes.operations import Vault
 
 MEMVAULT = shutil.which("memvault") or str(Path(sys.executable).parent / "memvault")
 A = ["--bot", "b1", "--session", "group_1"]

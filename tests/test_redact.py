@@ -1,4 +1,4 @@
-"""vault.redact: the rule set that keeps obvious secrets out of memory files (en and zh),
+"""vault.redaction.redact: the rule set that keeps obvious secrets out of memory files (en and zh),
 as a table of cases plus class properties over generated text."""
 
 from __future__ import annotations
@@ -10,8 +10,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from vault.redact import KINDS, Redaction, find_secrets, only_secret, redact, redact_slot
-from vault.redact_ids import check_char
+from vault.redaction.redact import (
+    KINDS,
+    Redaction,
+    find_secrets,
+    only_secret,
+    redact,
+    redact_slot,
+)
+from vault.redaction.redact_ids import check_char
 
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
 PEM = (

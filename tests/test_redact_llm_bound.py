@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import pytest
 
-from indexer.candidates_extract import Turn, extract
-from indexer.consolidate import preview
-from indexer.consolidate_select import ConsolidateSettings
 from indexer.engine import Engine
+from indexer.jobs.candidates_extract import Turn, extract
+from indexer.jobs.consolidate import preview
+from indexer.jobs.consolidate_select import ConsolidateSettings
 from tests.conftest import git
 from tests.consolidate_helpers import CHAT, DAY, NOW, answer, seed
 from tests.secret_scan import everywhere, places_holding
-from vault.model import Speaker
-from vault.operations import Vault
+from vault.format.model import Speaker
+from vault.writes.operations import Vault
 
 AWS = "AKIAIOSFODNN7EXAMPLE"
 CAP_KEY = "Sk-Proj-Xy12Ab34Cd56Ef78Gh90"
@@ -79,7 +79,7 @@ def test_consolidation_sends_the_model_no_secret_of_a_hand_written_file(vault, e
     fake_llm.script(answer())
     made = preview(fake_llm.llm(), vault, engine, CHAT, ConsolidateSettings(), now=NOW + DAY)
     # The secret-bearing file itself is left out (archiving it would commit it again:
-    # vault.secret_guard), so its text never reaches the model; the rest is consolidated
+    # vault.redaction.secret_guard), so its text never reaches the model; the rest is consolidated
     # and the hand-written profile sent with it is redacted.
     assert hand not in [pick.id for pick in made.archive] and len(made.archive) >= 2
     (why,) = [why for rel, why in made.skipped if rel.endswith(f"{hand}.md")]

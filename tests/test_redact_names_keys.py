@@ -17,13 +17,12 @@ from console.context import ConsoleContext
 from tests.secret_scan import everywhere
 from tests.test_cli import run
 from vault.candidates import Candidate, write_candidates
-from vault.event_ops import Actor, open_event
-from vault.event_types import EventType
-from vault.keys import ScopeId
-from vault.model import Speaker
-from vault.operations import Vault
-from vault.store import BadRequestError
-from vault.transfer import import_payload
+from vault.events import Actor, EventType, open_event
+from vault.format.model import Speaker
+from vault.layout.keys import ScopeId
+from vault.layout.store import BadRequestError
+from vault.transfer.exchange import import_payload
+from vault.writes.operations import Vault
 
 AWS = "AKIAIOSFODNN7EXAMPLE"  # lower-cased, no case-sensitive rule knows it any more
 CAP_KEY = "Sk-Proj-Xy12Ab34Cd56Ef78Gh90"  # an OpenAI key as a model may capitalise it
@@ -177,7 +176,7 @@ def test_a_resident_id_number_is_stored_nowhere(vault, scope, text):
 
 
 def test_an_edited_key_is_redacted_in_any_letter_case(vault, scope):
-    from vault.episode_edit import edit_episode
+    from vault.writes.episode_edit import edit_episode
 
     episode = vault.remember(scope, "Dana set up the router")
     edited = edit_episode(vault, scope, episode.id, expected_hash=None, fields={"key": CAP_KEY})

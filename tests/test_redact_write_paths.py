@@ -18,14 +18,14 @@ from console.errors import ApiError
 from tests.conftest import git
 from tests.secret_scan import log_lines_holding, places_holding
 from tests.test_cli import run
-from vault import audit
-from vault.check import check_vault
-from vault.episode_edit import edit_episode
-from vault.keys import ScopeId
-from vault.operations import Vault
-from vault.secret_guard import SecretInFileError
-from vault.store import BadRequestError
-from vault.transfer import import_payload
+from vault.health.check import check_vault
+from vault.layout.keys import ScopeId
+from vault.layout.store import BadRequestError
+from vault.redaction.secret_guard import SecretInFileError
+from vault.transfer.exchange import import_payload
+from vault.writes import audit
+from vault.writes.episode_edit import edit_episode
+from vault.writes.operations import Vault
 
 PASSWORD = "Hunter2-Zq81x"
 API_KEY = "sk-proj-Xy12Ab34Cd56Ef78Gh90"

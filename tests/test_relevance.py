@@ -1,4 +1,5 @@
-"""Absolute relevance (indexer.relevance) and zconf-3 (indexer.fusion): golden numbers for
+"""Absolute relevance (indexer.retrieval.relevance) and zconf-3 (indexer.retrieval.fusion): golden
+numbers for
 small inputs, class properties, and what a user sees on a real vault (real model, indexes)."""
 
 import math
@@ -7,14 +8,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from indexer import relevance as rel
+from indexer.backends.records import Hit
+from indexer.backends.tokenize import Analysis, analyze_query
 from indexer.engine import Engine
-from indexer.fusion import trust, zconf, zconf3
-from indexer.records import Hit
-from indexer.tokenize import Analysis, analyze_query
-from vault.create import init_vault
-from vault.keys import ScopeId
-from vault.operations import Vault
+from indexer.retrieval import relevance as rel
+from indexer.retrieval.fusion import trust, zconf, zconf3
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.writes.operations import Vault
 
 # -- golden -------------------------------------------------------------------------------
 

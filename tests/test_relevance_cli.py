@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from indexer.relevance import DEFAULT_FLOOR
+from indexer.retrieval.relevance import DEFAULT_FLOOR
 from tests.test_cli import SCOPE, run, run_json
 
 BENCH = __import__("pathlib").Path(__file__).resolve().parents[2] / "shared" / "bench"

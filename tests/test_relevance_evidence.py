@@ -1,13 +1,14 @@
-"""rel-2 (indexer.relevance): a light query needs a minimum of evidence, and the memory's own
+"""rel-2 (indexer.retrieval.relevance): a light query needs a minimum of evidence, and the memory's
+own
 speaker name is weak evidence. Golden numbers and class properties."""
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from indexer import relevance as rel
-from indexer.relevance_judge import Judge
-from indexer.tokenize import analyze_query
+from indexer.backends.tokenize import analyze_query
+from indexer.retrieval import relevance as rel
+from indexer.retrieval.relevance_judge import Judge
 
 N = 5882  # LoCoMo's turns: a chat that has talked a lot
 

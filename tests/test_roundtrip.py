@@ -1,5 +1,5 @@
 """Export -> import keeps every field: what `memvault export` (and the console's and
-`!memory`'s exports, which are the same vault.transfer) writes, an import writes back, so a
+`!memory`'s exports, which are the same vault.transfer.exchange) writes, an import writes back, so a
 second export of the target gives the same JSON (issue 14, Build 5)."""
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from vault.create import init_vault
-from vault.episode_create import create_episode_file
-from vault.keys import ScopeId
-from vault.model import CATEGORIES, PRIORITIES, SOURCES, STATUSES, Episode, Speaker
-from vault.operations import Vault
-from vault.store import BadRequestError
-from vault.tags import normalise_tags
-from vault.transfer import export_scope, import_payload
+from vault.format.model import CATEGORIES, PRIORITIES, SOURCES, STATUSES, Episode, Speaker
+from vault.format.tags import normalise_tags
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.layout.store import BadRequestError
+from vault.transfer.exchange import export_scope, import_payload
+from vault.writes.episode_create import create_episode_file
+from vault.writes.operations import Vault
 
 A = ScopeId("bot-1", "group_1")
 B = ScopeId("bot-1", "group_2")
@@ -138,7 +138,7 @@ def comparable(export: dict[str, Any]) -> dict[str, Any]:
 
 
 def one_active_per_key(eps: list[Episode]) -> bool:
-    """What every vault MemVault keeps (vault.lifecycle); an import of two active memories
+    """What every vault MemVault keeps (vault.writes.lifecycle); an import of two active memories
     of one key keeps only the newest active, so such a source is no round trip."""
     keys = [e.key for e in eps if e.key and e.status == "active"]
     return len(keys) == len(set(keys))

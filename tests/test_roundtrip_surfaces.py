@@ -13,9 +13,9 @@ import pytest
 from console.api import dispatch
 from console.context import ConsoleContext
 from tests.test_cli import SCOPE, run, run_json
-from vault.keys import ScopeId
-from vault.model import Speaker
-from vault.operations import Vault
+from vault.format.model import Speaker
+from vault.layout.keys import ScopeId
+from vault.writes.operations import Vault
 
 OTHER = ["--bot", "b1", "--session", "group_456"]
 

@@ -5,7 +5,13 @@ import time
 
 import pytest
 
-from vault.safewrite import ConflictError, atomic_write, content_hash, create_new, rewrite
+from vault.writes.safewrite import (
+    ConflictError,
+    atomic_write,
+    content_hash,
+    create_new,
+    rewrite,
+)
 
 
 def upper_first_line(data: bytes) -> bytes:

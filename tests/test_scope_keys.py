@@ -20,13 +20,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indexer.engine import Engine
-from indexer.manifest import index_dir
-from indexer.manifest_schema import SCHEMA_VERSION
-from vault.create import init_vault
-from vault.keys import ScopeId, index_key, profile_index_key, session_key, user_key
-from vault.layout import NOBOT, Layout, classify
-from vault.operations import Vault
-from vault.snapshots import read_snapshot, snapshot_path, write_snapshot
+from indexer.sync.manifest import index_dir
+from indexer.sync.manifest_schema import SCHEMA_VERSION
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId, index_key, profile_index_key, session_key, user_key
+from vault.layout.layout import NOBOT, Layout, classify
+from vault.writes.operations import Vault
+from vault.writes.snapshots import read_snapshot, snapshot_path, write_snapshot
 
 # Pieces that make joined strings collide: separators, tags, escapes, the no-bot marker.
 PIECES = [

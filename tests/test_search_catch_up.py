@@ -19,12 +19,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexer import catch_up, engine
-from indexer.embeddings import EmbedderIdentity
+from indexer import engine
+from indexer.backends.embeddings import EmbedderIdentity
+from indexer.sync import catch_up
 from memvault_cli.main import main
-from vault.create import init_vault
-from vault.keys import ScopeId
-from vault.operations import Vault
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.writes.operations import Vault
 
 SCOPE = ["--bot", "b1", "--session", "group_1"]
 EPISODES = Path("bots/b1/sessions/group_1/episodes")

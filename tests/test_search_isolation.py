@@ -9,11 +9,11 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from indexer.engine import Engine
-from indexer.manifest import index_dir
+from indexer.sync.manifest import index_dir
 from tests.worlds import open_world
-from vault.create import init_vault
-from vault.keys import ScopeId
-from vault.operations import Vault
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.writes.operations import Vault
 
 WORDS = ["beijing", "coffee", "cat", "猫", "北京", "咖啡", "meeting", "会议", "trip", "旅行"]
 SCOPES = [
@@ -63,7 +63,7 @@ def _owner_ok(engine, scope, results):
 
 
 def vault_folder(engine, scope):
-    from vault.layout import Layout
+    from vault.layout.layout import Layout
 
     return Layout(engine.root).episodes_dir(scope)
 

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from indexer.cli_show import results_text
-from indexer.ranking import FACTORS
-from indexer.relevance import DEFAULT_FLOOR
+from indexer.cli.show import results_text
+from indexer.retrieval.ranking import FACTORS
+from indexer.retrieval.relevance import DEFAULT_FLOOR
 from tests.test_cli import SCOPE, run, run_json
 
 # Passing and below-floor results both, in English, Chinese and across the two.

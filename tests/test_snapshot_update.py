@@ -1,4 +1,4 @@
-"""vault.snapshots.update_snapshot: the runner's `retrieve` adds what it served to the
+"""vault.writes.snapshots.update_snapshot: the runner's `retrieve` adds what it served to the
 injection snapshot of ITS turn, atomically, and never onto a newer turn's snapshot."""
 
 from __future__ import annotations
@@ -7,8 +7,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from vault.keys import ScopeId
-from vault.snapshots import read_snapshot, snapshot_path, update_snapshot, write_snapshot
+from vault.layout.keys import ScopeId
+from vault.writes.snapshots import (
+    read_snapshot,
+    snapshot_path,
+    update_snapshot,
+    write_snapshot,
+)
 
 SCOPE = ScopeId("bot-1", "group_1")
 

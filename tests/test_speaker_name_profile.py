@@ -13,12 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.cli_run import SCOPE, memvault
-from vault.create import init_vault
-from vault.demo import GROUP, build_demo
-from vault.keys import ScopeId
-from vault.operations import Vault
-from vault.profile_ops import NAME_MAX
-from vault.redact import redact
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.redaction.redact import redact
+from vault.writes.demo import GROUP, build_demo
+from vault.writes.operations import Vault
+from vault.writes.profile_ops import NAME_MAX
 
 CHAT = ScopeId("b1", "group_123")
 SPEAKER = [*SCOPE, "--speaker", "u42"]
@@ -122,7 +122,7 @@ def test_the_name_is_filled_exactly_when_it_is_empty(
     )
     after = vault.read_profile(CHAT, who).name
     clean = " ".join((given_name or "").split())[:NAME_MAX].strip()
-    secret = redact(clean).changed  # no secret reaches a file (vault.redact)
+    secret = redact(clean).changed  # no secret reaches a file (vault.redaction.redact)
     if field == "name":
         assert after == "a value"  # the edit asked for, never the speaker's name
     elif before is not None or not speaker or not clean or secret:

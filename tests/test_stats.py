@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from memvault_cli.main import main
 from tests.tree_hash import tree_hash
-from vault.keys import ScopeId
-from vault.model import CATEGORIES, PRIORITIES, STATUSES, Episode, Speaker
-from vault.stats import count_episodes
+from vault.format.model import CATEGORIES, PRIORITIES, STATUSES, Episode, Speaker
+from vault.health.stats import count_episodes
+from vault.layout.keys import ScopeId
 
 CHAT = ScopeId("b1", "group_1")
 SCOPE = ["--bot", "b1", "--session", "group_1"]

@@ -25,14 +25,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from indexer.cli_show import status_json
-from indexer.embeddings import default_embedder
+from indexer.backends.embeddings import default_embedder
+from indexer.cli.show import status_json
 from indexer.engine import Engine
 from tests.test_readonly_vault import Tmpfs
-from vault.check import check_vault
-from vault.create import init_vault
-from vault.keys import ScopeId
-from vault.operations import Vault
+from vault.health.check import check_vault
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.writes.operations import Vault
 
 MEMVAULT = shutil.which("memvault") or str(Path(sys.executable).parent / "memvault")
 CHAT = ScopeId("b1", "group_1")

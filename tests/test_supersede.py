@@ -1,10 +1,10 @@
 import pytest
 
-from indexer.embeddings import default_embedder
+from indexer.backends.embeddings import default_embedder
 from indexer.engine import Engine
 from indexer.supersede import calibrate, calibration_sentences, supersede_on_correction
 from tests.conftest import git
-from vault.keys import ScopeId
+from vault.layout.keys import ScopeId
 
 CORRECTIONS = [
     (

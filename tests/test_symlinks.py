@@ -19,16 +19,16 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from indexer.cli_show import status_json
-from indexer.documents import read_file
+from indexer.backends.documents import read_file
+from indexer.cli.show import status_json
 from indexer.engine import Engine
 from indexer.health import files_check
-from vault.check import check_vault
-from vault.create import init_vault
-from vault.keys import ScopeId
-from vault.links import VaultLinkError, read_vault_file
-from vault.operations import Vault
-from vault.store import VaultReader, read_episode_file
+from vault.health.check import check_vault
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.layout.links import VaultLinkError, read_vault_file
+from vault.layout.store import VaultReader, read_episode_file
+from vault.writes.operations import Vault
 
 MEMVAULT = str(Path(__file__).resolve().parents[1] / ".venv" / "bin" / "memvault")
 SECRET = "quokkazephyr"  # one word, in no real memory: a hit can only come through a link
@@ -75,7 +75,7 @@ CASES = [
 
 @pytest.fixture(scope="module")
 def embedder():
-    from indexer.embeddings import default_embedder
+    from indexer.backends.embeddings import default_embedder
 
     return default_embedder()
 
@@ -278,7 +278,7 @@ def test_property_no_chunk_ever_comes_through_a_link(
 ):
     """Any ids, a link at any depth of the path to a memory, pointing out or in: what is
     indexed is exactly the real files, and the link is what `check` and sync report."""
-    from vault.names import encode_name
+    from vault.layout.names import encode_name
 
     base = tmp_path_factory.mktemp("prop")
     root = base / "memory"

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from indexer.backend import IndexLockedError
-from indexer.documents import read_file
-from indexer.manifest import Manifest, index_dir
-from indexer.manifest_schema import FileEntry
-from indexer.sync import Syncer
-from indexer.text_index import TextIndex
-from indexer.vector_index import VectorIndex
-from vault.keys import ScopeId
+from indexer.backends.backend import IndexLockedError
+from indexer.backends.documents import read_file
+from indexer.backends.text_index import TextIndex
+from indexer.backends.vector_index import VectorIndex
+from indexer.sync.manifest import Manifest, index_dir
+from indexer.sync.manifest_schema import FileEntry
+from indexer.sync.syncer import Syncer
+from vault.layout.keys import ScopeId
 
 SESSION = "bots/bot-1/sessions/group_123"
 EPISODES = f"{SESSION}/episodes/2026/11"
@@ -36,7 +36,7 @@ class CountingEmbed:
 
 @pytest.fixture(scope="session")
 def embedder():
-    from indexer.embeddings import default_embedder
+    from indexer.backends.embeddings import default_embedder
 
     return default_embedder()
 

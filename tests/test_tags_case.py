@@ -9,16 +9,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from indexer.ranking import is_update
+from indexer.retrieval.ranking import is_update
 from tests.worlds import open_world
-from vault.episode_edit import edit_episode
-from vault.episodes import parse_episode
-from vault.keys import ScopeId
-from vault.tags import normalise_tags, tag_key, tag_keys
+from vault.format.episodes import parse_episode
+from vault.format.tags import normalise_tags, tag_key, tag_keys
+from vault.layout.keys import ScopeId
+from vault.writes.episode_edit import edit_episode
 
 SCOPE = ScopeId("bot-1", "group_tags")
 TAG = st.text(st.sampled_from("aAbBßSsİi ＨｈΣσς中文 "), max_size=5)
-# Tags whose matching key contains a given key: the filter the index answers (indexer.filters
+# Tags whose matching key contains a given key: the filter the index answers
+# (indexer.retrieval.filters
 # builds on the same manifest fields).
 HAS_TAG = "EXISTS (SELECT 1 FROM json_each(doc, '$.tag_keys') WHERE value = ?)"
 

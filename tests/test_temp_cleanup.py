@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 
 from memvault_cli.main import main as cli_main
 from tests.test_git_recovery import MEMVAULT, SCOPE, dead_pid, kill, porcelain, wait_line
-from vault import tempfiles
-from vault.create import init_vault
-from vault.operations import Vault
-from vault.safewrite import DiskFullError, atomic_write, create_new, rewrite
-from vault.tempfiles import STALE_AFTER_S, TEMP_RE, sweep_stale_temps
+from vault.layout.create import init_vault
+from vault.writes import tempfiles
+from vault.writes.operations import Vault
+from vault.writes.safewrite import DiskFullError, atomic_write, create_new, rewrite
+from vault.writes.tempfiles import STALE_AFTER_S, TEMP_RE, sweep_stale_temps
 
 FIXTURES = HealthCheck.function_scoped_fixture  # state between examples is reset by hand
 # A real `memvault` command that stops (and says so) right after `function` ran, with the

@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer import tokenize
-from indexer.backend import IndexMismatchError
-from indexer.records import ChunkDoc
-from indexer.text_index import TextIndex
+from indexer.backends import tokenize
+from indexer.backends.backend import IndexMismatchError
+from indexer.backends.records import ChunkDoc
+from indexer.backends.text_index import TextIndex
 
 U = "bot:b1"
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from indexer.engine import Engine
-from vault.consolidation import consolidate
-from vault.create import init_vault
-from vault.episode_edit import edit_episode
-from vault.keys import ScopeId
-from vault.operations import Vault
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.writes.consolidation import consolidate
+from vault.writes.episode_edit import edit_episode
+from vault.writes.operations import Vault
 
 SCOPE = ScopeId("bot-1", "group_upd")
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from tests.cli_run import SCOPE, memvault
 from tests.conftest import git
-from vault.discovery import enclosing_vault, is_vault, locate
+from vault.layout.discovery import enclosing_vault, is_vault, locate
 
 TEXT = "Alice is going to Beijing"
 

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from memvault_cli.main import main
-from vault.create import init_vault
-from vault.discovery import ForeignVaultError, locate
-from vault.keys import ScopeId
-from vault.operations import Vault
+from vault.layout.create import init_vault
+from vault.layout.discovery import ForeignVaultError, locate
+from vault.layout.keys import ScopeId
+from vault.writes.operations import Vault
 
 pytestmark = pytest.mark.skipif(
     not hasattr(os, "geteuid") or os.geteuid() != 0, reason="planting another uid needs root"
@@ -179,7 +179,7 @@ def test_an_explicit_link_to_another_users_vault_is_used_with_a_warning(
     monkeypatch.delenv("MEMVAULT_VAULT", raising=False)
     code, out, err = run(capsys, "list", *SCOPE, "--vault", str(theirs))
     assert code == 0 and PLANTED in out
-    assert [r for r in caplog.records if r.name == "vault.discovery"] == []
+    assert [r for r in caplog.records if r.name == "vault.layout.discovery"] == []
 
 
 def test_my_own_vault_and_a_link_to_it_are_used(capsys, shared: Path, tmp_path: Path):

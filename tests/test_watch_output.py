@@ -19,14 +19,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from indexer.cli_watch import SHOWN_PATHS, batch_text
-from indexer.sync import SyncReport
+from indexer.cli.watch import SHOWN_PATHS, batch_text
+from indexer.sync.syncer import SyncReport
 from tests.test_watcher import git  # commits with a fixed identity
-from vault.check import check_vault
-from vault.create import init_vault
-from vault.keys import ScopeId
-from vault.model import Problem
-from vault.operations import Vault
+from vault.format.model import Problem
+from vault.health.check import check_vault
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.writes.operations import Vault
 
 MEMVAULT = shutil.which("memvault") or str(Path(sys.executable).parent / "memvault")
 CHAT = ScopeId("b1", "group_1")

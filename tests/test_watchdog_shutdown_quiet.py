@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-import indexer.watch_observer  # noqa: F401 - installs the filter, as the watcher does
+import indexer.sync.watch_observer  # noqa: F401 - installs the filter, as the watcher does
 
 WATCHDOG = logging.getLogger("watchdog.observers.inotify")
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from indexer.watcher import VaultWatcher
+from indexer.sync.watcher import VaultWatcher
 from tests.test_sync import EPISODES, KEY, OTHER_KEY, SESSION, episode, open_syncer, write
-from vault.keys import ScopeId
+from vault.layout.keys import ScopeId
 
 TIMEOUT_S = 10.0
 RENAMED_KEY = ScopeId("bot-1", "group_998").index_key
@@ -56,7 +56,7 @@ def git(root: Path, *args: str) -> str:
 
 @pytest.fixture(scope="session")
 def embedder():
-    from indexer.embeddings import default_embedder
+    from indexer.backends.embeddings import default_embedder
 
     return default_embedder()
 
@@ -212,7 +212,7 @@ def test_git_checkout_of_300_changed_files(vault, embedder, capsys):
 
 
 def vault_sha(path: Path) -> str:
-    from vault.safewrite import content_hash
+    from vault.writes.safewrite import content_hash
 
     return content_hash(path.read_bytes())
 

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from indexer.backends.text_index import TextIndex
 from indexer.engine import Engine
-from indexer.manifest import Manifest, index_dir
-from indexer.text_index import TextIndex
+from indexer.sync.manifest import Manifest, index_dir
 from tests.test_sync import EPISODES, episode, write
 from tests.test_watcher import vault_sha, wait_for
-from vault.keys import ScopeId
+from vault.layout.keys import ScopeId
 
 _SCRIPT = Path(sys.executable).parent / "memvault"
 MEMVAULT = (

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from indexer.watcher import VaultWatcher
+from indexer.sync.watcher import VaultWatcher
 from tests.test_sync import EPISODES, episode, open_syncer, write
 from tests.test_watcher import text_paths, wait_for
 
@@ -73,7 +73,7 @@ def small_queue(vault, embedder, caplog):
 
 @pytest.fixture(scope="module")
 def embedder():
-    from indexer.embeddings import default_embedder
+    from indexer.backends.embeddings import default_embedder
 
     return default_embedder()
 
@@ -146,7 +146,7 @@ def test_dead_observer_thread_is_restarted_and_reconciled(vault, embedder, caplo
     watcher.start()
     try:
         assert watcher.ready.wait(TIMEOUT_S)
-        from indexer import watcher as module
+        from indexer.sync import watcher as module
 
         real = module._Hints.on_any_event
 

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from watchdog.events import FileCreatedEvent, FileSystemEvent, FileSystemEventHandler
 
-from indexer.watch_observer import WatchedRoot
+from indexer.sync.watch_observer import WatchedRoot
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="inotify (the warning's source) is Linux-only"
@@ -100,7 +100,7 @@ def test_new_folder_trees_are_watched_without_a_warning(tmp_path_factory, trees)
 def test_the_repair_after_an_overflow_re_adds_every_watch_quietly(tmp_path):
     """_rewatch adds each folder's watch again (it is there already): one warning per folder
     before, none now; and the folders are still watched afterwards."""
-    from indexer.watch_observer import _rewatch
+    from indexer.sync.watch_observer import _rewatch
 
     root = tmp_path / "vault"
     for chat in range(5):

@@ -15,19 +15,19 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from indexer.documents import role_of, scan_tree
+from indexer.backends.documents import role_of, scan_tree
 from indexer.engine import Engine
-from vault import audit
-from vault.check import check_vault
-from vault.create import init_vault
-from vault.ids import EPISODE_ID_RULE
-from vault.keys import ScopeId
-from vault.layout import NOBOT, Layout, is_ignored
-from vault.model import Speaker
-from vault.names import MAX_ID_CHARS, decode_name, encode_name, folder_id
-from vault.operations import Vault
-from vault.store import BadRequestError
-from vault.transfer import import_payload
+from vault.format.ids import EPISODE_ID_RULE
+from vault.format.model import Speaker
+from vault.health.check import check_vault
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.layout.layout import NOBOT, Layout, is_ignored
+from vault.layout.names import MAX_ID_CHARS, decode_name, encode_name, folder_id
+from vault.layout.store import BadRequestError
+from vault.transfer.exchange import import_payload
+from vault.writes import audit
+from vault.writes.operations import Vault
 
 MEMVAULT = str(Path(__file__).resolve().parents[1] / ".venv" / "bin" / "memvault")
 BAD_INPUT = (BadRequestError, ValueError)  # UnsafeNameError and ScopeId's are ValueErrors
@@ -53,7 +53,7 @@ SLOW = settings(
 
 
 def _bad_name(value: str | None) -> bool:
-    """True for ids no folder or file name can be made of (vault.names._check_id)."""
+    """True for ids no folder or file name can be made of (vault.layout.names._check_id)."""
     if value is None:
         return False
     return value in ("", ".", "..") or "\x00" in value or len(value) > MAX_ID_CHARS

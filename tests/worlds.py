@@ -7,8 +7,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from indexer.engine import Engine
-from vault.create import init_vault
-from vault.operations import Vault
+from vault.layout.create import init_vault
+from vault.writes.operations import Vault
 
 
 @contextmanager

@@ -5,7 +5,7 @@ ConflictError, DiskFullError, IndexLockedError, ...) inherits its kind here and 
 built-in base (ValueError, OSError, ...) for the code that already catches those. The CLI
 (memvault_cli) and the console (console.errors) both read OUTCOMES, so `memvault` and the
 HTTP API can never disagree about what an error is. This module imports nothing of MemVault:
-every layer may raise these (a message's redaction imports vault.redact when it is read).
+every layer may raise these (a message's redaction imports vault.redaction.redact when it is read).
 
 A built-in exception that is none of these is classified by what it means, not by its type
 name alone: an OSError is the disk, the permissions or the network refusing (unavailable,
@@ -23,13 +23,13 @@ Kind = Literal["bad_input", "not_found", "conflict", "unavailable", "internal"]
 class MemVaultError(Exception):
     """Base of every error MemVault raises on purpose; `kind` picks its outcome.
 
-    Its text is redacted (vault.redact): a message often quotes the input it refuses, and
+    Its text is redacted (vault.redaction.redact): a message often quotes the input it refuses, and
     it is shown, logged, sent back to a model as a tool's answer, saved in a transcript."""
 
     kind: ClassVar[Kind] = "internal"
 
     def __str__(self) -> str:
-        from vault.redact import redact  # here: this module imports nothing at load time
+        from vault.redaction.redact import redact  # here: this module imports nothing at load time
 
         # Blind to case: the value echoed may be a key or a name, lower-cased or not.
         return redact(super().__str__(), folded=True).text

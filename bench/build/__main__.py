@@ -29,7 +29,7 @@ from typing import Any
 from bench.scale.__main__ import index_vault
 from bench.scale.corpus import ensure
 from bench.sync.report import load, machine_info, write_json
-from vault.layout import STATE_DIR
+from vault.layout.layout import STATE_DIR
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "build.json"
 GOAL_RESTART_S = 3.0
@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         restarts.append(child("bench.scale.index", str(big)))
     best = min(r["open_s"] + r["reconcile_s"] for r in restarts)
     worst = max(r["open_s"] + r["reconcile_s"] for r in restarts)
-    from indexer.embeddings import default_embedder
+    from indexer.backends.embeddings import default_embedder
 
     data = {
         "benchmark": "build",

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.scale.index import peak_rss_mb
-from indexer.embeddings import Embedder, EmbedderIdentity
+from indexer.backends.embeddings import Embedder, EmbedderIdentity
 
 
 class RenamedModel:
@@ -43,9 +43,9 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(args[0])
     logging.basicConfig(level=logging.WARNING)
     from bench.inject.__main__ import BOT, SESSION, questions
-    from indexer.embeddings import default_embedder
+    from indexer.backends.embeddings import default_embedder
     from indexer.engine import Engine
-    from vault.keys import ScopeId
+    from vault.layout.keys import ScopeId
 
     model = RenamedModel(default_embedder())
     began = time.perf_counter()

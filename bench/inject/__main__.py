@@ -34,11 +34,11 @@ from typing import Any
 from bench.sync.corpus import DRINKS, EVENTS, NAMES, PLACES, PROJECTS, make_episode, write_atomic
 from bench.sync.report import load, machine_info, write_json
 from indexer.engine import Engine
-from vault.create import init_vault
-from vault.episodes import render_episode
-from vault.keys import ScopeId
-from vault.layout import Layout
-from vault.operations import Vault
+from vault.format.episodes import render_episode
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.layout.layout import Layout
+from vault.writes.operations import Vault
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "inject.json"
 PLUGIN_DIR = Path(__file__).resolve().parents[2] / "plugin"
@@ -267,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"built: {built}", flush=True)
         texts = questions(random.Random(args.seed + 1), args.messages + args.warmup)
         result = asyncio.run(measure(root, texts, args.warmup))
-        from indexer.embeddings import default_embedder
+        from indexer.backends.embeddings import default_embedder
 
         data = {
             "benchmark": "inject",

@@ -10,9 +10,9 @@ from typing import Any
 from bench.retrieval.baseline import TOKENIZERS, build_indexes
 from bench.retrieval.datasets import Dataset, queries
 from indexer.engine import Engine
-from indexer.evaluate import build_vault
-from indexer.search import SearchRequest, hybrid_search
-from vault.keys import ScopeId
+from indexer.retrieval.evaluate import build_vault
+from indexer.retrieval.search import SearchRequest, hybrid_search
+from vault.layout.keys import ScopeId
 
 
 def _build(ds: Dataset, root: Path, cache: Path) -> tuple[Engine, dict[str, Any]]:

@@ -23,7 +23,8 @@ from bench.retrieval.baseline import TOKENIZERS, run_bm25
 from bench.retrieval.datasets import datasets
 from bench.retrieval.ours import DEFAULT_SYSTEMS, run_systems
 from bench.retrieval.report import machine, score, table, write_json
-from indexer.fusion import (
+from indexer.backends.text_index import BIGRAM_BOOST
+from indexer.retrieval.fusion import (
     CONTEXT_GAIN,
     CONTEXT_VERSION,
     CONTEXT_WINDOW_S,
@@ -31,10 +32,9 @@ from indexer.fusion import (
     ZCONF3_VERSION,
     ZCONF_VERSION,
 )
-from indexer.ranking import RANK_VERSION, RankWeights
-from indexer.search import CANDIDATES, CONTEXT_CANDIDATES
-from indexer.search_fusion import DEFAULT_WEIGHTS
-from indexer.text_index import BIGRAM_BOOST
+from indexer.retrieval.ranking import RANK_VERSION, RankWeights
+from indexer.retrieval.search import CANDIDATES, CONTEXT_CANDIDATES
+from indexer.retrieval.search_fusion import DEFAULT_WEIGHTS
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "retrieval.json"
 CACHE = Path.home() / ".cache" / "memvault" / "eval-embeddings.sqlite"

@@ -36,19 +36,19 @@ from bench.retrieval.abstain_report import check_goals, plot, table
 from bench.retrieval.datasets import SHARED, Dataset, read_jsonl
 from bench.retrieval.report import machine, score, write_json
 from indexer.engine import Engine
-from indexer.evaluate import build_vault, leading
-from indexer.fusion import FULL_EVIDENCE
-from indexer.recall_gate import GATE_VERSION
-from indexer.relevance import (
+from indexer.gate.rules import GATE_VERSION
+from indexer.retrieval.evaluate import build_vault, leading
+from indexer.retrieval.fusion import FULL_EVIDENCE
+from indexer.retrieval.relevance import (
     DEFAULT_FLOOR,
     FOLLOW_SHARE,
     RELEVANCE_VERSION,
     Relevance,
     with_followers,
 )
-from indexer.relevance_judge import Calibrated
-from indexer.search import SearchRequest, hybrid_search
-from vault.keys import ScopeId
+from indexer.retrieval.relevance_judge import Calibrated
+from indexer.retrieval.search import SearchRequest, hybrid_search
+from vault.layout.keys import ScopeId
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "relevance.json"
 CACHE = Path.home() / ".cache" / "memvault" / "eval-embeddings.sqlite"
@@ -80,7 +80,7 @@ class Line:
 
     def relevant(self, floor: float) -> int:
         """Leading results that pass at `floor`, by the product's own rule (the floor, then
-        runners-up: indexer.relevance.with_followers)."""
+        runners-up: indexer.retrieval.relevance.with_followers)."""
         judged = [Relevance(None, None, v, floor, gated=self.gated) for v in self.values]
         return leading([r.passed for r in with_followers(judged)])
 

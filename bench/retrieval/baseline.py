@@ -2,7 +2,7 @@
 
 Two tokenisations, both with CJK characters as unigrams + overlapping bigrams:
 - `plain`: lowercased letter/digit words;
-- `stem`: the same minus English stop words (NLTK's list, as indexer.tokenize uses), then
+- `stem`: the same minus English stop words (NLTK's list, as indexer.backends.tokenize uses), then
   Snowball English stemming (PyStemmer).
 """
 
@@ -18,7 +18,7 @@ import bm25s
 import Stemmer
 
 from bench.retrieval.datasets import Dataset, queries, read_jsonl
-from indexer.tokenize import ENGLISH_STOP_WORDS
+from indexer.backends.tokenize import ENGLISH_STOP_WORDS
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:_[^\W_{_CJK}]+)*|_")

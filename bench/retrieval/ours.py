@@ -1,6 +1,6 @@
 """MemVault's own pipeline on one dataset: the vault is built and indexed once (what
-`memvault eval retrieval` does, via indexer.evaluate.build_vault), then every mode is run
-through indexer.search.hybrid_search, one query at a time inside its own scope."""
+`memvault eval retrieval` does, via indexer.retrieval.evaluate.build_vault), then every mode is run
+through indexer.retrieval.search.hybrid_search, one query at a time inside its own scope."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.retrieval.datasets import Dataset, queries
-from indexer.embeddings import Embedder
+from indexer.backends.embeddings import Embedder
 from indexer.engine import Engine
-from indexer.evaluate import build_vault
-from indexer.search import CANDIDATES, SearchRequest, hybrid_search
-from vault.keys import ScopeId
+from indexer.retrieval.evaluate import build_vault
+from indexer.retrieval.search import CANDIDATES, SearchRequest, hybrid_search
+from vault.layout.keys import ScopeId
 
 
 @dataclass(frozen=True)

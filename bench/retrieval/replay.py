@@ -6,7 +6,7 @@ replay search (fusion, relevance, gate) on them without tantivy, FAISS or the mo
 
 `capture` builds each benchmark vault once (embeddings from the eval cache) and stores, per
 query, the text index's wide candidate list, the vector index's list, the term statistics
-of the query's terms and every candidate's doc. `score` runs indexer.search.hybrid_search
+of the query's terms and every candidate's doc. `score` runs indexer.retrieval.search.hybrid_search
 on those through replay backends: the search code under test is exactly the product's, only
 the two index answers are recorded. A tuning tool, not part of the benchmark run.
 """
@@ -23,15 +23,20 @@ from pathlib import Path
 from typing import Any
 
 from bench.retrieval.datasets import SHARED, read_jsonl
-from indexer import tokenize
-from indexer.calibration import calibrate
+from indexer.backends import tokenize
+from indexer.backends.calibration import calibrate
+from indexer.backends.records import ChunkDoc, Hit
 from indexer.engine import Engine
-from indexer.evaluate import build_vault
-from indexer.records import ChunkDoc, Hit
-from indexer.relevance import BIGRAM_FIELD, WORD_FIELD, VectorScale
-from indexer.relevance_judge import Calibrated
-from indexer.search import CANDIDATES, CONTEXT_CANDIDATES, SearchRequest, hybrid_search
-from vault.keys import ScopeId
+from indexer.retrieval.evaluate import build_vault
+from indexer.retrieval.relevance import BIGRAM_FIELD, WORD_FIELD, VectorScale
+from indexer.retrieval.relevance_judge import Calibrated
+from indexer.retrieval.search import (
+    CANDIDATES,
+    CONTEXT_CANDIDATES,
+    SearchRequest,
+    hybrid_search,
+)
+from vault.layout.keys import ScopeId
 
 CACHE = Path.home() / ".cache" / "memvault" / "eval-embeddings.sqlite"
 OUT = Path("/tmp/memvault-replay")

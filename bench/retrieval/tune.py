@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.retrieval.datasets import datasets, queries
+from indexer.backends.records import Hit
 from indexer.engine import Engine
-from indexer.evaluate import build_vault
-from indexer.fusion import rrf, zconf
-from indexer.records import Hit
-from vault.keys import ScopeId
+from indexer.retrieval.evaluate import build_vault
+from indexer.retrieval.fusion import rrf, zconf
+from vault.layout.keys import ScopeId
 
 CACHE = Path(tempfile.gettempdir()) / "memvault-tune"
 Lists = dict[str, list[Hit]]

@@ -15,8 +15,8 @@ import numpy as np
 from bench.retrieval import second
 from bench.retrieval.datasets import datasets, queries, read_jsonl
 from bench.retrieval.tune import collect, metrics
-from indexer.fusion import Fused, rrf, zconf
-from indexer.records import Hit
+from indexer.backends.records import Hit
+from indexer.retrieval.fusion import Fused, rrf, zconf
 
 Fuse = Callable[[dict[str, list[Hit]]], list[Fused]]
 

@@ -26,13 +26,13 @@ import tantivy
 
 from bench.retrieval.datasets import Dataset, datasets, queries
 from bench.retrieval.tune import metrics
-from indexer import tokenize
+from indexer.backends import tokenize
+from indexer.backends.records import Hit
+from indexer.backends.text_index import BIGRAM_BOOST
 from indexer.engine import Engine
-from indexer.evaluate import build_vault
-from indexer.fusion import zconf
-from indexer.records import Hit
-from indexer.text_index import BIGRAM_BOOST
-from vault.keys import ScopeId
+from indexer.retrieval.evaluate import build_vault
+from indexer.retrieval.fusion import zconf
+from vault.layout.keys import ScopeId
 
 Ranked = list[tuple[int, float]]
 

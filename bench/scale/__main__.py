@@ -30,7 +30,7 @@ from bench.scale.index import dir_bytes
 from bench.scale.measure import injection_latency, search_latency
 from bench.scale.report import estimate, plot, table
 from bench.sync.report import load, machine_info, write_json
-from vault.layout import STATE_DIR
+from vault.layout.layout import STATE_DIR
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 GOALS = {
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         kept = json.loads(args.out.read_text(encoding="utf-8")).get("runs", [])
         runs = sorted([r for r in kept if r["episodes"] not in sizes] + runs,
                       key=lambda r: r["episodes"])  # fmt: skip
-    from indexer.embeddings import default_embedder
+    from indexer.backends.embeddings import default_embedder
 
     estimated = [estimate(runs, int(n)) for n in args.estimate.split(",") if n]
     data = {

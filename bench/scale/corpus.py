@@ -26,12 +26,12 @@ from pathlib import Path
 
 from bench.inject.__main__ import BOT, SESSION
 from bench.sync.corpus import NAMES, make_episode, write_atomic
-from vault.create import init_vault
-from vault.episodes import parse_episode, render_episode
-from vault.keys import ScopeId
-from vault.layout import STATE_DIR, Layout
-from vault.model import Episode
-from vault.operations import Vault
+from vault.format.episodes import parse_episode, render_episode
+from vault.format.model import Episode
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.layout.layout import STATE_DIR, Layout
+from vault.writes.operations import Vault
 
 SCOPES = 1000
 ZIPF_S = 0.8

@@ -45,7 +45,7 @@ def read_only(vault: Path, searches: int) -> dict[str, object]:
 
     from bench.inject.__main__ import BOT, SESSION, questions
     from indexer.engine import Engine
-    from vault.keys import ScopeId
+    from vault.layout.keys import ScopeId
 
     began = time.perf_counter()
     with Engine.open(vault, writer=False) as engine:
@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     began = time.perf_counter()
     from indexer.engine import Engine
-    from indexer.manifest import index_dir
+    from indexer.sync.manifest import index_dir
 
     imported = time.perf_counter()
     folder = index_dir(args.vault)

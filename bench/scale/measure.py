@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.inject.__main__ import BOT, SESSION, measure, questions, summary
+from indexer.backends.vector_index import MAX_QUERY_CHARS
 from indexer.engine import Engine
-from indexer.vector_index import MAX_QUERY_CHARS
-from vault.keys import ScopeId
+from vault.layout.keys import ScopeId
 
 
 def _timed_searches(engine: Engine, texts: list[str], scopes: list[ScopeId]) -> list[float]:

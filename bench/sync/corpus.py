@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from vault.create import init_vault
-from vault.episodes import render_episode
-from vault.keys import ScopeId
-from vault.layout import Layout
-from vault.model import Episode, Speaker, default_confidence
+from vault.format.episodes import render_episode
+from vault.format.model import Episode, Speaker, default_confidence
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.layout.layout import Layout
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench",

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from bench.sync.corpus import episode_files, git, make_episode, scope_of, write_atomic
 from bench.sync.probe import Probe, Samples
-from vault.episodes import render_episode
-from vault.layout import Layout
+from vault.format.episodes import render_episode
+from vault.layout.layout import Layout
 
 Op = Callable[[], object]
 Check = Callable[[], bool]

@@ -30,12 +30,12 @@ from typing import Any
 from bench.sync.corpus import make_episode
 from bench.sync.report import load, machine_info, write_json
 from indexer.engine import Engine
-from indexer.watcher import RESYNC_S
-from vault.create import init_vault
-from vault.episodes import render_episode
-from vault.keys import ScopeId
-from vault.layout import Layout
-from vault.names import encode_name
+from indexer.sync.watcher import RESYNC_S
+from vault.format.episodes import render_episode
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.layout.layout import Layout
+from vault.layout.names import encode_name
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "overflow.json"
 QUEUE = Path("/proc/sys/fs/inotify/max_queued_events")
@@ -104,8 +104,8 @@ def run(args: argparse.Namespace, base: Path) -> dict[str, Any]:
     overflows = LogCounter("queue overflowed; filesystem events were lost")
     lost = LogCounter("event=watch_overflow")
     logging.getLogger("watchdog").addHandler(overflows)
-    logging.getLogger("indexer.watcher").addHandler(lost)
-    logging.getLogger("indexer.watcher").setLevel(logging.INFO)
+    logging.getLogger("indexer.sync.watcher").addHandler(lost)
+    logging.getLogger("indexer.sync.watcher").setLevel(logging.INFO)
     engine = Engine.open(root)
     try:
         watcher = engine.watch()

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from indexer.engine import Engine
-from indexer.watcher import VaultWatcher
-from vault.keys import ScopeId
+from indexer.sync.watcher import VaultWatcher
+from vault.layout.keys import ScopeId
 
 POLL_S = 0.010
 # Text mode: the hybrid fusion (zconf) ranks a lone exact keyword hit below the vector

@@ -7,7 +7,7 @@
   const MV = window.MV;
   const { h, t } = MV;
 
-  // The multiplied parts of the score, in the order indexer/ranking.py applies them. Names:
+  // The multiplied parts of the score, in the order indexer/retrieval/ranking.py applies them. Names:
   // "score" is the ranking number, "relevance" only the absolute one of the chip (explain.
   // absolute); the factor the JSON keys `relevance` (fusion's rank value, 1 for the top
   // result) is displayed as "fusion" (i18n explain_relevance / explain_part_relevance).
@@ -21,7 +21,7 @@
     const abs = ep.explain && ep.explain.absolute;
     if (!abs || typeof abs.value !== 'number') return null;
     const vars = { value: abs.value.toFixed(3), floor: Number(abs.floor).toFixed(2) };
-    // The message gate skipped the query (indexer.recall_gate): below whatever the value.
+    // The message gate skipped the query (indexer.gate.rules): below whatever the value.
     const key = abs.gated ? 'relevance_gated' : (abs.passed ? 'relevance_passed' : 'relevance_below');
     return h('span', { class: 'chip ' + (abs.passed ? 'chip-ok' : 'chip-below'),
       testid: 'episode-relevance', 'data-passed': String(Boolean(abs.passed)),

@@ -145,7 +145,7 @@
         row('speaker', speaker),
         row('episode_count', snap.episode_count),
         row('recalled_count', snap.recalled_count),
-        // The gate's decision and the floor that applied (indexer.verdict's words).
+        // The gate's decision and the floor that applied (indexer.retrieval.verdict's words).
         row('recall_verdict', [snap.gate, snap.floor].filter(Boolean).join('; ')),
         row('left_out', snap.left_out),
         row('isolation', snap.isolation),

@@ -17,12 +17,11 @@ import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from vault.event_ops import Actor
-from vault.event_types import FEATURE_OFF, EventType
-from vault.names import UnsafeNameError
-from vault.operations import Vault
-from vault.safewrite import ConflictError, LockTimeoutError
-from vault.store import BadRequestError, NotFoundError
+from vault.events import FEATURE_OFF, Actor, EventType
+from vault.layout.names import UnsafeNameError
+from vault.layout.store import BadRequestError, NotFoundError
+from vault.writes.operations import Vault
+from vault.writes.safewrite import ConflictError, LockTimeoutError
 
 from . import pipeline_memory as pm
 

@@ -19,11 +19,9 @@ from dataclasses import dataclass
 import yaml
 
 from templates import read_template
-from vault.event_file import Event
-from vault.event_store import open_events
-from vault.event_types import EventType
-from vault.layout import Layout
-from vault.views import iso
+from vault.events import Event, EventType, open_events
+from vault.format.views import iso
+from vault.layout.layout import Layout
 
 from .prompt_values import field, neutralise
 

@@ -11,7 +11,12 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import numpy as np
 
-from indexer.embeddings import EmbedderIdentity, EmbeddingError, checked_rows, in_batches
+from indexer.backends.embeddings import (
+    EmbedderIdentity,
+    EmbeddingError,
+    checked_rows,
+    in_batches,
+)
 
 Invoke = Callable[[str, list[str]], Awaitable[list[list[float]]]]
 

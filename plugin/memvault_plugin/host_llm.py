@@ -1,4 +1,4 @@
-"""The LangBot host's chat model as indexer.llm.LLM (the `candidates_model` setting).
+"""The LangBot host's chat model as indexer.jobs.llm.LLM (the `candidates_model` setting).
 
 MemVault's optional jobs that propose memory (candidate extraction, consolidation) call
 `LLM.complete` synchronously from a worker thread (MemoryService.run); the SDK's
@@ -17,7 +17,7 @@ from typing import Any
 from langbot_plugin.api.entities.builtin.provider.message import Message
 from langbot_plugin.entities.io.errors import ActionCallTimeoutError
 
-from indexer.llm import LLMError
+from indexer.jobs.llm import LLMError
 
 # (model uuid, messages, timeout) -> the host's answer; the plugin's `invoke_llm` fits.
 Invoke = Callable[..., Awaitable[Message]]

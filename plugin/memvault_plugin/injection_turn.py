@@ -15,16 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from indexer.engine import Engine
-from indexer.ranking import RankWeights
-from indexer.recall_gate import decide
-from indexer.search import SearchResult
-from indexer.verdict import gate_words, joined, verdict_parts
-from vault.keys import ScopeId
-from vault.model import Profile
-from vault.operations import Vault
-from vault.redact import redact
-from vault.redact_forms import redacted_name
-from vault.snapshots import write_snapshot_later
+from indexer.gate.rules import decide
+from indexer.retrieval.ranking import RankWeights
+from indexer.retrieval.search import SearchResult
+from indexer.retrieval.verdict import gate_words, joined, verdict_parts
+from vault.format.model import Profile
+from vault.layout.keys import ScopeId
+from vault.redaction.redact import redact
+from vault.redaction.redact_forms import redacted_name
+from vault.writes.operations import Vault
+from vault.writes.snapshots import write_snapshot_later
 
 from . import events_block, prompt_route, prompting
 from . import knowledge_store as ks
@@ -64,7 +64,7 @@ class TurnInput:
 
 @dataclass(frozen=True)
 class Verdict:
-    """What decided this turn's recall, in indexer.verdict's words (every surface shows
+    """What decided this turn's recall, in indexer.retrieval.verdict's words (every surface shows
     these): the message gate ("gate: skipped: greeting", "gate: off") and the floor that
     applied ("floor 0.44 for a single message"). "" = no recall ran (a command, no text)."""
 
@@ -72,7 +72,7 @@ class Verdict:
     floor: str = ""
 
     def line(self) -> str:
-        """indexer.verdict.verdict_words' joining of the two."""
+        """indexer.retrieval.verdict.verdict_words' joining of the two."""
         return joined(self.gate, self.floor)
 
 
@@ -215,7 +215,7 @@ def prepare(vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSetti
         verdict=verdict,
     )
     if not turn.is_command:
-        # Queued, not written: the turn does not wait for the file (vault.snapshots orders
+        # Queued, not written: the turn does not wait for the file (vault.writes.snapshots orders
         # it before the retrieve of this turn that records what it served).
         _save_snapshot(vault, turn, settings, result, now_dt)
     return result
@@ -264,14 +264,14 @@ def _save_snapshot(
         "injection_chars": result.injection.chars,
         # MemVault's additions. Where each block went (prompt_route), the memories in the
         # memory block, and what the runner's retrieve served in this turn: filled in by
-        # retrieve for this query_id (kb_retrieve, vault.snapshots.update_snapshot), null
+        # retrieve for this query_id (kb_retrieve, vault.writes.snapshots.update_snapshot), null
         # until it runs.
         "placed": prompt_route.plan(
             result.injection.profile, shown.text, result.events.text
         ).record(),
         "episode_ids": list(result.placed_ids),
         "recalled_ids": list(result.recalled_ids),
-        # Why recall brought what it did, in indexer.verdict's words (as `!memory search`,
+        # Why recall brought what it did, in indexer.retrieval.verdict's words (as `!memory search`,
         # the console and `memvault search --explain` say it): "gate: skipped: greeting",
         # "floor 0.44 for a single message" ("" when no recall ran).
         "gate": result.verdict.gate,

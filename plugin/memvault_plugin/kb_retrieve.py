@@ -16,11 +16,11 @@ from langbot_plugin.api.entities.builtin.provider.message import ContentElement
 from langbot_plugin.api.entities.builtin.rag.context import RetrievalResultEntry
 
 from indexer.engine import Engine
-from indexer.ranking import FACTORS, RankWeights
-from indexer.search import SearchResult, relevance_fields
-from vault.keys import ScopeId
-from vault.operations import Vault
-from vault.snapshots import update_snapshot
+from indexer.retrieval.ranking import FACTORS, RankWeights
+from indexer.retrieval.search import SearchResult, relevance_fields
+from vault.layout.keys import ScopeId
+from vault.writes.operations import Vault
+from vault.writes.snapshots import update_snapshot
 
 from . import knowledge_store as ks
 from . import prompting

@@ -8,13 +8,13 @@ import json
 import re
 from typing import Any
 
-from vault.episodes import parse_episode
-from vault.jsonin import load_json
-from vault.keys import ScopeId
-from vault.model import FormatError
-from vault.operations import Vault
-from vault.store import BadRequestError
-from vault.transfer import import_payload
+from vault.format.episodes import parse_episode
+from vault.format.jsonin import load_json
+from vault.format.model import FormatError
+from vault.layout.keys import ScopeId
+from vault.layout.store import BadRequestError
+from vault.transfer.exchange import import_payload
+from vault.writes.operations import Vault
 
 from . import knowledge_store as ks
 

@@ -27,13 +27,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from vault.jsonin import load_json
-from vault.keys import ScopeId
-from vault.layout import STATE_DIR
-from vault.names import UnsafeNameError, encode_name
-from vault.operations import Vault
-from vault.safewrite import atomic_write
-from vault.store import BadRequestError, StoredEpisode
+from vault.format.jsonin import load_json
+from vault.layout.keys import ScopeId
+from vault.layout.layout import STATE_DIR
+from vault.layout.names import UnsafeNameError, encode_name
+from vault.layout.store import BadRequestError, StoredEpisode
+from vault.writes.operations import Vault
+from vault.writes.safewrite import atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ def scope_from_json(data: dict[str, Any]) -> ScopeId:
 def present_libraries(vault: Vault, libraries: Sequence[ScopeId]) -> tuple[ScopeId, ...]:
     """The libraries (attached to THIS pipeline) that hold episodes, each once: what a
     search passes as `libraries` so they rank in ONE pool with the chat's own memory
-    (indexer.search; ranking separate searches would rescale a lone weak library hit to a
+    (indexer.retrieval.search; ranking separate searches would rescale a lone weak library hit to a
     perfect score). A library whose folder is unsafe (e.g. a symlink) is skipped, logged."""
     present: dict[str, ScopeId] = {}
     for library in libraries:

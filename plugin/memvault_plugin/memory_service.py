@@ -15,26 +15,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from indexer.backend import IndexLockedError
-from indexer.consolidate_preview import Preview
-from indexer.consolidate_select import ConsolidateSettings
-from indexer.embed_openai import OpenAICompatible
-from indexer.embeddings import Embedder, default_embedder
+from indexer.backends.backend import IndexLockedError
+from indexer.backends.embed_openai import OpenAICompatible
+from indexer.backends.embeddings import Embedder, default_embedder
 from indexer.engine import Engine
-from indexer.llm import LLM
-from indexer.relevance import DEFAULT_FLOOR
-from indexer.search import SearchResult
-from vault.create import init_vault
-from vault.event_types import EventType, EventTypeError, parse_event_types
-from vault.keys import ScopeId, session_name
-from vault.model import (
+from indexer.jobs.consolidate_preview import Preview
+from indexer.jobs.consolidate_select import ConsolidateSettings
+from indexer.jobs.llm import LLM
+from indexer.retrieval.relevance import DEFAULT_FLOOR
+from indexer.retrieval.search import SearchResult
+from vault.events import EventType, EventTypeError, parse_event_types
+from vault.format.model import (
     DEFAULT_PROFILE_LIMITS,
     PROFILE_MAX_PREFERENCES,
     PROFILE_MAX_TRAITS,
     ProfileLimits,
 )
-from vault.operations import Vault
-from vault.store import BadRequestError
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId, session_name
+from vault.layout.store import BadRequestError
+from vault.writes.operations import Vault
 
 from . import vault_location
 
@@ -71,9 +71,10 @@ class PluginSettings:
     half_life_days: float = 30.0
     top_k: int = 3
     injection_chars: int = 4000
-    # Overrides indexer.relevance's floor (its one home) for every recall path of the plugin.
+    # Overrides indexer.retrieval.relevance's floor (its one home) for every recall path of the
+    # plugin.
     relevance_floor: float = DEFAULT_FLOOR
-    # The message gate (indexer.recall_gate) on automatic recall: "on" = a greeting, thanks
+    # The message gate (indexer.gate.rules) on automatic recall: "on" = a greeting, thanks
     # or an impersonal request ("what's 17 times 23?") gets no episode recalled; "off" =
     # every message goes on to the floor, as before the gate.
     recall_gate: str = "on"

@@ -1,6 +1,6 @@
 """What the injector and the tools share: which knowledge bases are MemVault's, whether the
 current pipeline opted in to memory, and who is speaking
-(the per-scope injection snapshot lives in vault.snapshots).
+(the per-scope injection snapshot lives in vault.writes.snapshots).
 
 Opt-in works as in LongTermMemory: a pipeline uses memory when one of MemVault's knowledge
 bases is attached to it. LangBot's `list_pipeline_knowledge_bases` only gives uuid, name and
@@ -23,7 +23,7 @@ from typing import Any
 
 from langbot_plugin.api.proxies.query_based_api import QueryBasedAPIProxy
 
-from vault.jsonin import load_json
+from vault.format.jsonin import load_json
 
 from .kb_cache import KbCache, list_key
 from .knowledge_store import KB_CONFIGS_KEY

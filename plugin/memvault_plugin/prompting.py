@@ -23,10 +23,10 @@ from typing import Any
 
 import yaml
 
-from indexer.ranking import SECONDS_PER_DAY, is_update, recency_hint
-from indexer.search import SearchResult
+from indexer.retrieval.ranking import SECONDS_PER_DAY, is_update, recency_hint
+from indexer.retrieval.search import SearchResult
 from templates import read_template
-from vault.model import Profile
+from vault.format.model import Profile
 
 from .prompt_values import field, label, neutralise
 

@@ -1,7 +1,7 @@
 """`recall_memory`'s parameters, checked once at the edge (the tool's own messages).
 
 Two kinds of filter: the upstream ones (speaker, time, importance, source), applied to the
-candidates of a search, and Synapse's fields (vault.episode_filter: tags, category,
+candidates of a search, and Synapse's fields (vault.format.episode_filter: tags, category,
 priority, verified, expiring_within), which the indexes apply inside their query.
 """
 
@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from indexer.filters import Filters as FieldFilters
-from indexer.filters import parse_filters
-from vault.model import Episode
-from vault.store import BadRequestError
+from indexer.retrieval.filters import Filters as FieldFilters
+from indexer.retrieval.filters import parse_filters
+from vault.format.model import Episode
+from vault.layout.store import BadRequestError
 
 STATUSES = ("active", "superseded", "archived", "deleted")
 

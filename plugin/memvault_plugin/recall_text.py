@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from vault.model import PRIORITIES, Episode
+from vault.format.model import PRIORITIES, Episode
 
 from .prompt_values import field, neutralise
 

@@ -4,7 +4,7 @@ When the `candidates` setting is on and the pipeline opted in to memory (a MemVa
 attached, as for injection and the tools), the handler reads the turn (the last user
 message from the query vars, the reply from the event, the sender) in four parallel host
 calls, queues one job (candidate_queue) and returns: LangBot sends the reply only after
-every handler returned. The job then runs indexer.candidates_extract.extract in the memory
+every handler returned. The job then runs indexer.jobs.candidates_extract.extract in the memory
 service's worker thread with the host model (host_llm), writing pending candidate files
 under the chat's folder; with `candidates_auto_accept` each is accepted at once as
 `verified: false`. Candidates are never indexed as memory, so nothing here reaches recall
@@ -32,12 +32,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from indexer.candidates_extract import extract
-from indexer.candidates_prompt import Turn
-from indexer.llm import LLMError
+from indexer.jobs.candidates_extract import extract
+from indexer.jobs.candidates_prompt import Turn
+from indexer.jobs.llm import LLMError
 from vault.candidates import Candidate, accept_candidate
-from vault.keys import ScopeId
-from vault.model import Speaker
+from vault.format.model import Speaker
+from vault.layout.keys import ScopeId
 
 from . import pipeline_memory as pm
 from .candidate_queue import ExtractionQueue

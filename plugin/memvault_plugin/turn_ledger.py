@@ -25,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
-from vault.keys import ScopeId
+from vault.layout.keys import ScopeId
 
 CAPACITY = 1024
 TTL_SECONDS = 120.0

@@ -19,9 +19,9 @@ from tests.console.conftest_browser import (
     screenshot,
 )
 from vault.candidates import Candidate, Evidence, write_candidates
-from vault.keys import ScopeId
-from vault.model import Speaker
-from vault.operations import Vault
+from vault.format.model import Speaker
+from vault.layout.keys import ScopeId
+from vault.writes.operations import Vault
 
 try:
     from playwright.sync_api import Locator, Page, expect

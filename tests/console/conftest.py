@@ -10,10 +10,10 @@ import pytest
 
 from console.context import ConsoleContext
 from indexer.engine import Engine
-from vault.create import init_vault
-from vault.keys import ScopeId
-from vault.model import Speaker
-from vault.operations import Vault
+from vault.format.model import Speaker
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.writes.operations import Vault
 
 A = ScopeId("bot-a", "group_1")
 B = ScopeId("bot-b", "person_9")

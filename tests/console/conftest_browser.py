@@ -69,11 +69,11 @@ class Seeded:
 
 def build_vault(root: Path) -> Seeded:
     """`memvault init`, `memvault remember` and `memvault profile` (the real commands), then
-    more memories through the same operations in-process (vault.operations.Vault: each CLI
+    more memories through the same operations in-process (vault.writes.operations.Vault: each CLI
     start costs half a second)."""
-    from vault.keys import ScopeId
-    from vault.model import Speaker
-    from vault.operations import Vault
+    from vault.format.model import Speaker
+    from vault.layout.keys import ScopeId
+    from vault.writes.operations import Vault
 
     subprocess.run([MEMVAULT, "init", str(root)], capture_output=True, check=True, timeout=60)
     seeded = Seeded(root)
@@ -182,7 +182,7 @@ def running_console(seeded: Seeded) -> Iterator[Console]:
 
 def disk_text(path: Path) -> str:
     """The file's text, "" while it is absent: a rewrite is a compare-and-swap that moves the
-    old file aside for an instant (vault.safewrite), so a poll can land in that gap."""
+    old file aside for an instant (vault.writes.safewrite), so a poll can land in that gap."""
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:

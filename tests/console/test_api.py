@@ -12,7 +12,7 @@ from console.api import ROUTES, dispatch
 from console.context import ConsoleContext
 from console.errors import ApiError
 from tests.console.conftest import A, B, scope_body
-from vault.snapshots import write_snapshot
+from vault.writes.snapshots import write_snapshot
 
 
 def call(ctx: ConsoleContext, endpoint: str, **body: object) -> object:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_languages import LANGS
-from vault.model import CATEGORIES, SOURCES
+from vault.format.model import CATEGORIES, SOURCES
 
 REPO = Path(__file__).resolve().parents[2]
 WEB = REPO / "console" / "web"
@@ -32,8 +32,11 @@ def recorded() -> tuple[set[str], set[str]]:
             for operation, target in RECORD.findall(path.read_text("utf-8")):
                 operations |= {operation} - {""}
                 targets |= {target} - {""}
-    # vault.operations: verb = {"superseded": "supersede", "archived": "archive", ...}[status]
-    (table,) = re.findall(r"verb = (\{[^}]*\})", (REPO / "vault/operations.py").read_text("utf-8"))
+    # vault.writes.operations: verb = {"superseded": "supersede", "archived": "archive",
+    # ...}[status]
+    (table,) = re.findall(
+        r"verb = (\{[^}]*\})", (REPO / "vault/writes/operations.py").read_text("utf-8")
+    )
     operations |= set(re.findall(r':\s*"(\w+)"', table))
     return operations, targets
 

@@ -381,8 +381,8 @@ def test_inside_langbot_sandboxed_blob_iframe(
 
 
 def test_injection_snapshot_and_broken_files(page: Page, seeded: Seeded) -> None:
-    from vault.keys import ScopeId
-    from vault.snapshots import write_snapshot
+    from vault.layout.keys import ScopeId
+    from vault.writes.snapshots import write_snapshot
 
     write_snapshot(
         seeded.root,

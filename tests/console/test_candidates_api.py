@@ -18,8 +18,8 @@ from console.errors import ApiError
 from tests.conftest import git
 from tests.console.conftest import A, B, scope_body
 from vault.candidates import Candidate, Evidence, write_candidates
-from vault.model import Speaker
-from vault.redact import redact
+from vault.format.model import Speaker
+from vault.redaction.redact import redact
 
 WHEN = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
 ALICE = Speaker("u1", "Alice")

@@ -31,7 +31,7 @@ OPENINGS = 8
 # the host's own warning set-up, then the very `memvault` script.
 HOST_LAUNCH = (
     "import runpy, sys, warnings\n"
-    "import indexer.watch_observer\n"
+    "import indexer.sync.watch_observer\n"
     "warnings.simplefilter('default')\n"
     "sys.argv = [sys.argv[1], *sys.argv[2:]]\n"
     "runpy.run_path(sys.argv[0], run_name='__main__')\n"

@@ -15,9 +15,9 @@ from console.context import ConsoleContext
 from console.errors import ApiError
 from tests.conftest import git
 from tests.console.conftest import A, B, scope_body
-from vault import audit
-from vault.event_file import EVENT_STATUSES, HISTORY_KINDS
 from vault.events import STATUS_FILTERS, Actor, open_event, parse_event_types, update_event
+from vault.events.event_file import EVENT_STATUSES, HISTORY_KINDS
+from vault.writes import audit
 
 TYPES = parse_event_types(["appointment: a booked visit", "complaint: unhappy"])
 WEB = Path(__file__).resolve().parents[2] / "console" / "web"

@@ -22,9 +22,9 @@ from tests.console.conftest_browser import (
     screenshot,
 )
 from tests.console.person_view_browser import Browser, Page, expect
-from vault import audit
 from vault.events import Actor, open_event, parse_event_types, update_event
-from vault.layout import Layout
+from vault.layout.layout import Layout
+from vault.writes import audit
 
 TYPES = parse_event_types(["appointment: a booked visit", "complaint: unhappy"])
 XSS = 'Soup <img src=x onerror="window.__xss=1"> was cold'
@@ -32,7 +32,7 @@ XSS = 'Soup <img src=x onerror="window.__xss=1"> was cold'
 
 def seed(root: Path) -> Seeded:
     """The browser suite's vault plus three key events (one updated from a private chat)."""
-    from vault.operations import Vault
+    from vault.writes.operations import Vault
 
     seeded = build_vault(root)
     vault = Vault(seeded.root, git=True)

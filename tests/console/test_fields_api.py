@@ -10,8 +10,8 @@ import pytest
 
 from tests.console.conftest import A, B, scope_body
 from tests.console.test_api import call, error
-from vault import audit
-from vault.yamlio import parse_datetime
+from vault.format.yamlio import parse_datetime
+from vault.writes import audit
 
 
 def create(ctx, scope=A, **body):

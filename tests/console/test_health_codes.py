@@ -16,10 +16,10 @@ from console.api import dispatch
 from console.context import ConsoleContext
 from indexer.health import hand_edits_check
 from tests.console.conftest import A, scope_body
-from vault.create import init_vault
-from vault.findings import HEALTH_CODES
-from vault.keys import ScopeId
-from vault.operations import Vault
+from vault.health.findings import HEALTH_CODES
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.writes.operations import Vault
 
 WEB = Path(__file__).resolve().parents[2] / "console" / "web" / "i18n"
 PLACEHOLDER = re.compile(r"\{\w+\}")

@@ -17,9 +17,9 @@ from console.context import ConsoleContext
 from console.errors import ApiError
 from console.server import ConsoleServer
 from tests.console.test_server_limits import TOKEN, exchange, post, status_and_error
-from vault.create import init_vault
-from vault.keys import ScopeId
-from vault.operations import Vault
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.writes.operations import Vault
 
 CHAT = ScopeId("b1", "g1")
 SCOPE = {"bot": "b1", "session": "g1"}

@@ -8,8 +8,8 @@ from playwright.sync_api import Page, expect
 
 from tests.console import test_browser as tb
 from tests.console.conftest_browser import BOT, OTHER, Seeded
-from vault.keys import ScopeId
-from vault.snapshots import write_snapshot
+from vault.layout.keys import ScopeId
+from vault.writes.snapshots import write_snapshot
 
 # The browser suite's module fixtures (a seeded vault, `memvault console`, chromium, a page).
 seeded, console, browser, page = tb.seeded, tb.console, tb.browser, tb.page

@@ -51,8 +51,8 @@ EXPIRED = {"en_US": "expired", "zh_Hans": "已过期"}
 def seed(root: Path) -> Seeded:
     """The browser suite's vault plus one old memory per view to conflict on, and a chat
     written by hand with every status, a broken file and expiry dates."""
-    from vault.keys import ScopeId
-    from vault.operations import Vault
+    from vault.layout.keys import ScopeId
+    from vault.writes.operations import Vault
 
     seeded = build_vault(root)
     vault = Vault(seeded.root, git=True)

@@ -40,8 +40,8 @@ PLAN = "Carol plans a trip to Lisbon in May"
 def seed(root: Path) -> Seeded:
     """The browser suite's vault, a memory with a category, and a broken hand-written file
     (so Health says to run `memvault check`)."""
-    from vault.keys import ScopeId
-    from vault.operations import Vault
+    from vault.layout.keys import ScopeId
+    from vault.writes.operations import Vault
 
     seeded = build_vault(root)
     vault = Vault(seeded.root, git=True)

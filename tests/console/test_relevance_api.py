@@ -10,7 +10,7 @@ import pytest
 
 from console.api import dispatch
 from console.context import ConsoleContext
-from indexer.relevance import DEFAULT_FLOOR
+from indexer.retrieval.relevance import DEFAULT_FLOOR
 from tests.console.conftest import A, scope_body
 from tests.test_cli import run, run_json
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from indexer.relevance import DEFAULT_FLOOR
+from indexer.retrieval.relevance import DEFAULT_FLOOR
 from tests.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.console.conftest_browser import (
     BOT,
@@ -28,7 +28,7 @@ except ImportError:  # `page` fails below, saying how to install it
 
 RELATED = "When is Alice going to Beijing?"
 UNRELATED = "Tokyo flight?"
-IMPERSONAL = "what's 17 times 23?"  # the message gate skips it (indexer.recall_gate)
+IMPERSONAL = "what's 17 times 23?"  # the message gate skips it (indexer.gate.rules)
 FLOOR = f"{DEFAULT_FLOOR:.2f}"
 
 

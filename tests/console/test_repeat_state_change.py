@@ -1,6 +1,6 @@
 """The console's archive/restore sent again (a second click, a retried request) answers 200
 with the memory as it is and writes nothing: the same rule as `memvault archive` and
-`!memory archive` (vault.operations.change_status), and as its own verify already had."""
+`!memory archive` (vault.writes.operations.change_status), and as its own verify already had."""
 
 from __future__ import annotations
 

@@ -20,8 +20,8 @@ from console import http_limits
 from console.context import ConsoleContext
 from console.server import ConsoleServer
 from tests.console.test_server import _start
-from vault.create import init_vault
-from vault.operations import Vault
+from vault.layout.create import init_vault
+from vault.writes.operations import Vault
 
 TOKEN = "t0ken-for-limit-tests"
 HEAD = f"Host: 127.0.0.1\r\nX-MemVault-Token: {TOKEN}\r\n"

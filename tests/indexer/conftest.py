@@ -7,6 +7,6 @@ import pytest
 
 @pytest.fixture(scope="module")
 def model():
-    from indexer.embeddings import default_embedder
+    from indexer.backends.embeddings import default_embedder
 
     return default_embedder()

@@ -1,16 +1,17 @@
-"""Issue 21's pure pieces, golden: the query shape and incidental terms (indexer.evidence),
+"""Issue 21's pure pieces, golden: the query shape and incidental terms
+(indexer.retrieval.evidence),
 zconf-4 (fusion follows the list with content evidence), rel-3 (absent-term demand, the
 vector side across scripts and for dialogues) and the one wording of the verdict."""
 
 import pytest
 
-from indexer import relevance as rel
-from indexer.evidence import cross_script, incidental, query_shape, script
-from indexer.fusion import FULL_EVIDENCE, evidence_trust, zconf, zconf4
-from indexer.records import Hit
-from indexer.relevance_judge import Calibrated, Judge
-from indexer.tokenize import analyze_query
-from indexer.verdict import floor_words, gate_words, verdict_words
+from indexer.backends.records import Hit
+from indexer.backends.tokenize import analyze_query
+from indexer.retrieval import relevance as rel
+from indexer.retrieval.evidence import cross_script, incidental, query_shape, script
+from indexer.retrieval.fusion import FULL_EVIDENCE, evidence_trust, zconf, zconf4
+from indexer.retrieval.relevance_judge import Calibrated, Judge
+from indexer.retrieval.verdict import floor_words, gate_words, verdict_words
 
 DIALOGUE = '<BOD>\n<Bart>: "I went skiing!"\n<Assistant>: "Fun!"\n<Bart>: "It was cold."\n'
 

@@ -7,8 +7,8 @@ import sqlite3
 from pathlib import Path
 
 from indexer.engine import Engine
-from vault.keys import ScopeId
-from vault.layout import STATE_DIR
+from vault.layout.keys import ScopeId
+from vault.layout.layout import STATE_DIR
 
 SCOPE = ScopeId("bot-1", "group_123")
 EPISODES = "bots/bot-1/sessions/group_123/episodes/2026/11"

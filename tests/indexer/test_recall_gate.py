@@ -1,4 +1,4 @@
-"""The message gate (indexer.recall_gate): golden tables per rule and precedence, in English,
+"""The message gate (indexer.gate.rules): golden tables per rule and precedence, in English,
 Chinese and mixed messages, plus hostile input and cost. The examples are written here, not
 taken from the bench sets (the product owner measures on held-out everyday chat)."""
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer.recall_gate import GATE_VERSION, NAMED, REASONS, GateDecision, decide
+from indexer.gate.rules import GATE_VERSION, NAMED, REASONS, GateDecision, decide
 
 NAMES = ("Alice", "Bob", "小明", "Zhang Wei")
 TERMS = ("tiramisu", "kayak", "火锅")

@@ -1,4 +1,4 @@
-"""The message gate's questions about the world (indexer.recall_gate_world): golden rows per
+"""The message gate's questions about the world (indexer.gate.world): golden rows per
 class in English, Chinese and mixed messages, the near-misses that must still reach retrieval,
 and the class rule that keeps the chat's own things out (a definite article or a pointer
 before an event, a plan or a shared thing). The examples are written here, not taken from the
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from indexer.recall_gate import REASONS, decide
+from indexer.gate.rules import REASONS, decide
 
 NAMES = ("Alice", "Bob", "小明", "Zhang Wei")
 TERMS = ("tiramisu", "kayak", "火锅")

@@ -1,4 +1,4 @@
-"""The vector index's commit log (indexer.vector_store): commits append, crashes lose only
+"""The vector index's commit log (indexer.backends.vector_store): commits append, crashes lose only
 the torn commit, readers replay new records, the snapshot is rewritten when the log grows.
 
 Real faiss, real files, the real USE model.
@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from indexer import vector_index
-from indexer.records import ChunkDoc
-from indexer.vector_index import VectorIndex
-from indexer.vector_store import LOG_NAME, SNAPSHOT_NAME
+from indexer.backends import vector_index
+from indexer.backends.records import ChunkDoc
+from indexer.backends.vector_index import VectorIndex
+from indexer.backends.vector_store import LOG_NAME, SNAPSHOT_NAME
 from tests.indexer.vector_helpers import open_index
 
 KEY = "bot-1:group_123"

@@ -1,4 +1,4 @@
-"""Per-scope float16 rows (indexer.vector_scope): same answers as an exact float32 scan of
+"""Per-scope float16 rows (indexer.backends.vector_scope): same answers as an exact float32 scan of
 the scope's allowed rows, on every filter path, and a faithful on-disk round trip.
 
 Real faiss, real files, the real USE model.
@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from indexer import vector_scope
-from indexer.records import ChunkDoc
+from indexer.backends import vector_scope
+from indexer.backends.records import ChunkDoc
 from tests.indexer.vector_helpers import open_index
 
 KEY, OTHER = "bot-1:group_123", "bot-1:group_456"
@@ -69,7 +69,7 @@ def test_deletes_updates_and_moves_between_scopes(tmp_path: Path, model) -> None
 
 
 def test_snapshot_round_trip_keeps_vectors_and_answers(tmp_path: Path, model, monkeypatch) -> None:
-    from indexer import vector_index
+    from indexer.backends import vector_index
 
     monkeypatch.setattr(vector_index, "MIN_LOG_BYTES", 0)  # every commit rewrites the snapshot
     docs = corpus()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from indexer.vector_index import VectorIndex
+from indexer.backends.vector_index import VectorIndex
 
 
 def open_index(folder: Path, model: Any, writer: bool = True) -> VectorIndex:

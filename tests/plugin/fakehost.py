@@ -84,7 +84,7 @@ class FakeHost(Handler):
             return {"file_key": data["storage_path"]}
         if action == A.INVOKE_EMBEDDING:
             # The fake host embeds with the real embedded model, like a host model would.
-            from indexer.embeddings import default_embedder
+            from indexer.backends.embeddings import default_embedder
 
             self.embedding_calls += 1
             vectors = default_embedder().embed_documents(data["texts"])

@@ -21,8 +21,8 @@ from tests.plugin.candidates_setup import (
     say,
     settled,
 )
-from vault import audit
 from vault.candidates import list_candidates
+from vault.writes import audit
 
 
 @pytest.fixture

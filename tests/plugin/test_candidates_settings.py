@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from memvault_plugin.memory_service import PluginSettings, SettingsError
 
-from indexer.consolidate_select import ConsolidateSettings
+from indexer.jobs.consolidate_select import ConsolidateSettings
 from templates import read_template
 from tests.plugin.candidates_setup import ON, candidates_plugin, injected
 

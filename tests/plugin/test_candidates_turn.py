@@ -12,7 +12,7 @@ from langbot_plugin.api.entities.builtin.provider.message import ContentElement,
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from memvault_plugin import host_llm
 
-from indexer.llm import LLMError
+from indexer.jobs.llm import LLMError
 from tests.conftest import git
 from tests.consolidate_helpers import tree_hash
 from tests.plugin.candidates_setup import (
@@ -33,7 +33,7 @@ from tests.plugin.candidates_setup import (
 )
 from tests.secret_scan import places_holding
 from vault.candidates import list_candidates
-from vault.model import Speaker
+from vault.format.model import Speaker
 
 
 @pytest.fixture

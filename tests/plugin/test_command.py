@@ -13,13 +13,13 @@ from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 
 from tests.conftest import git
 from tests.plugin.fakehost import FakeHost, started_plugin
-from vault.keys import ScopeId
-from vault.model import Speaker
-from vault.safewrite import ConflictError, LockTimeoutError
-from vault.snapshots import write_snapshot
-from vault.transfer import import_payload
+from vault.format.model import Speaker
+from vault.layout.keys import ScopeId
+from vault.transfer.exchange import import_payload
+from vault.writes.safewrite import ConflictError, LockTimeoutError
+from vault.writes.snapshots import write_snapshot
 
-# indexer.verdict.floor_words at the default floor: the words every surface shows.
+# indexer.retrieval.verdict.floor_words at the default floor: the words every surface shows.
 FLOOR_WORDS = "floor 0.44 for a single message (runners-up 0.33)"
 
 OTHER = "456"  # launcher id of another group chat of the same bot
@@ -168,7 +168,7 @@ async def test_search_finds_in_scope_only_with_upstream_lines(plugin, host):
     remember(plugin, "Jasmine tea is Mallory's secret too", launcher_id=OTHER)
     text = await say(cmd, host, "!memory search jasmine tea")
     lines = text.splitlines()
-    # First the verdict: the message gate's decision and the floor (indexer.verdict).
+    # First the verdict: the message gate's decision and the floor (indexer.retrieval.verdict).
     assert lines[0] == f"[Memory] gate: passed: no rule applies; {FLOOR_WORDS}"
     assert lines[1] == "[Memory] Found 1 episode(s):"
     day = f"{tea.created_at:%Y-%m-%d}"
@@ -239,7 +239,8 @@ async def test_superseded_and_archived_lists(plugin, host):
 # -- show, forget, archive, restore: ids from chat are untrusted ------------------------
 
 
-# `a/b` is a valid id (vault.ids: benchmark ids look like `conv-26/D1:3`); `..` parts are not.
+# `a/b` is a valid id (vault.format.ids: benchmark ids look like `conv-26/D1:3`); `..` parts are
+# not.
 BAD_IDS = ["../x", "..", "a/../b", "%2e%2e", "-rf"]
 
 

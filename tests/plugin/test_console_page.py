@@ -7,7 +7,7 @@ import importlib
 
 from langbot_plugin.api.definition.components.page import PageRequest
 
-from vault.model import Speaker
+from vault.format.model import Speaker
 
 
 def page(plugin):

@@ -18,8 +18,8 @@ from langbot_plugin.api.entities import events
 
 from tests.plugin.fakehost import FakeHost, started_plugin
 from tests.plugin.test_events_tools import KB, TYPES, call, opened_id
-from vault.keys import ScopeId
-from vault.snapshots import read_snapshot
+from vault.layout.keys import ScopeId
+from vault.writes.snapshots import read_snapshot
 
 INTRO, OPEN, CLOSE = "# Key Events", "<key-events>", "</key-events>"
 

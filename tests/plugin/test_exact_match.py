@@ -1,4 +1,5 @@
-"""LongTermMemory's exact_match_boost (indexer.exact_match): a query that IS an episode id,
+"""LongTermMemory's exact_match_boost (indexer.retrieval.exact_match): a query that IS an episode
+id,
 a speaker or a tag finds that memory first, through `!memory search` and the engine (the
 recall tool had its own id rule already); a question that merely mentions one ranks as before."""
 
@@ -9,10 +10,10 @@ import re
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from indexer.exact_match import EXACT_VERSION, exact_kind, tier
-from indexer.records import ChunkDoc
+from indexer.backends.records import ChunkDoc
+from indexer.retrieval.exact_match import EXACT_VERSION, exact_kind, tier
 from tests.plugin.test_command import OTHER, chat, command, remember, say
-from vault.model import Speaker
+from vault.format.model import Speaker
 
 ID_LINE = re.compile(r"^\s+\[([^\]]+)\]")  # a result line; "[Memory] ..." lines are not
 

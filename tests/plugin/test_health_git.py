@@ -7,7 +7,7 @@ import os
 
 from tests.conftest import git
 from tests.plugin.test_command import chat, command, remember, say
-from vault import gitrepo
+from vault.git import gitrepo
 
 
 async def test_memory_health_is_red_while_commits_fail_and_green_after(plugin, host, monkeypatch):

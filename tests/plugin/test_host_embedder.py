@@ -6,12 +6,12 @@ import asyncio
 import numpy as np
 import pytest
 
-from indexer.embeddings import EmbeddingError, default_embedder
+from indexer.backends.embeddings import EmbeddingError, default_embedder
 from indexer.engine import Engine
 from tests.plugin.fakehost import FakeHost
-from vault.create import init_vault
-from vault.keys import ScopeId
-from vault.operations import Vault
+from vault.layout.create import init_vault
+from vault.layout.keys import ScopeId
+from vault.writes.operations import Vault
 
 
 async def _plugin_invoke(host: FakeHost):

@@ -13,8 +13,7 @@ from memvault_plugin import events_block
 
 from hostsuite.checks_events import NONE_OPEN, OPENED
 from hostsuite.llm_requests import MEMORY_HEAD, Request, table, take_apart
-from vault.event_file import Event
-from vault.event_types import EventType
+from vault.events import Event, EventType
 
 TYPES = (EventType("appointment", "a booked visit"),)
 AT = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
@@ -61,7 +60,7 @@ def test_a_request_without_the_block_has_no_key_events_column_value() -> None:
 def test_the_suite_reads_the_id_from_open_events_real_answer() -> None:
     from components.tools.open_event import _opened
 
-    from vault.event_store import StoredEvent
+    from vault.events import StoredEvent
 
     stored = StoredEvent(event("evt_20261201_7f3a9c", 0), None, "x.md", "sha")  # type: ignore[arg-type]
     match = OPENED.search(_opened(stored))

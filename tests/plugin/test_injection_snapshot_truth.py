@@ -9,8 +9,8 @@ from langbot_plugin.api.definition.components.page import PageRequest
 
 from tests.plugin.test_injector import KB, injected, remember
 from tests.plugin.test_memory_once_per_turn import injector_turn, placed_ids, retrieve
-from vault.keys import ScopeId
-from vault.snapshots import read_snapshot
+from vault.layout.keys import ScopeId
+from vault.writes.snapshots import read_snapshot
 
 SESSION = "group_123"  # what `!memory` in the fake host's group 123 resolves to
 SCOPE = ScopeId("bot-1", SESSION)
@@ -118,7 +118,7 @@ async def test_a_late_retrieve_never_lands_on_a_newer_turns_snapshot(plugin, hos
 
 
 async def test_an_old_snapshot_is_shown_without_claims(plugin, host):
-    from vault.snapshots import write_snapshot
+    from vault.writes.snapshots import write_snapshot
 
     old = {"recorded_at": "2026-11-30T10:00:00Z", "query_id": 3, "episode_count": 1}
     write_snapshot(plugin.memory.settings.vault_path, SCOPE, {**old, "injection_chars": 9})
@@ -128,7 +128,7 @@ async def test_an_old_snapshot_is_shown_without_claims(plugin, host):
 
 
 async def test_hostile_ids_in_a_hand_edited_snapshot_stay_on_their_line(plugin, host):
-    from vault.snapshots import write_snapshot
+    from vault.writes.snapshots import write_snapshot
 
     snap = {
         "query_id": 1,

@@ -10,9 +10,9 @@ import pytest
 from langbot_plugin.api.entities import events
 
 from tests.plugin.fakehost import FakeHost, started_plugin
-from vault.keys import ScopeId
-from vault.model import Speaker
-from vault.snapshots import flush, read_snapshot
+from vault.format.model import Speaker
+from vault.layout.keys import ScopeId
+from vault.writes.snapshots import flush, read_snapshot
 
 KB = "kb-memvault"
 OPEN, CLOSE = "<memory-records>", "</memory-records>"
@@ -208,7 +208,7 @@ async def test_bot_isolation_shares_episodes_across_one_bots_chats_only(tmp_path
         system, recalled = injected(ctx)
         assert "Lisbon" in recalled  # same bot: shared L2
         assert "A's own notes" not in system  # profiles stay per chat
-        flush()  # the snapshot is written after the turn (vault.snapshots): wait for it
+        flush()  # the snapshot is written after the turn (vault.writes.snapshots): wait for it
         snapshot = json.loads(
             next((tmp_path / "vault/.memvault/snapshots").glob("*.json")).read_text()
         )
@@ -246,7 +246,7 @@ async def test_command_messages_get_no_recall_and_keep_the_last_snapshot(plugin,
     remember(plugin, "Alice's flight to Tokyo is on Tuesday")
     profile(plugin, "notes", "shared context")
     await turn(plugin, opted_in, "Tokyo flight", query_id=1)
-    flush()  # the snapshot is written after the turn (vault.snapshots): wait for it
+    flush()  # the snapshot is written after the turn (vault.writes.snapshots): wait for it
     snapshot = next((plugin.memory.settings.vault_path / ".memvault/snapshots").glob("*.json"))
     before = snapshot.read_text()
     for text in ("!memory list Tokyo", "！memory"):

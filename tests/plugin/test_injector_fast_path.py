@@ -1,6 +1,6 @@
 """The injector's fast path (issue 12, cost per turn): the two KB lists kept in process
 between turns (kb_cache.py, pipeline_memory.turn_facts) and the snapshot written after the
-turn is handed back (vault.snapshots' one writer thread). Each keeps what a user sees:
+turn is handed back (vault.writes.snapshots' one writer thread). Each keeps what a user sees:
 a KB created or deleted is seen by the next turn, an edit made elsewhere within the refresh
 bound, and the snapshot is exactly what went into the prompt, with retrieve's record on the
 right turn. Through the SDK's real EventContextProxy and the FAKE host, over real vaults."""
@@ -20,11 +20,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 
-import vault.snapshots as snapshots
+import vault.writes.snapshots as snapshots
 from tests.plugin.fakehost import FakeHost, started_plugin
 from tests.plugin.test_injector import injected, remember, turn
 from tests.plugin.test_memory_once_per_turn import engine_for, retrieve
-from vault.keys import ScopeId
+from vault.layout.keys import ScopeId
 
 KB = "kb-memvault"
 SCOPE = ScopeId("bot-1", "group_A")

@@ -17,8 +17,8 @@ from langbot_plugin.api.entities.builtin.rag.models import (
 )
 
 from tests.plugin.fakehost import started_plugin
-from vault.keys import ScopeId
-from vault.model import Speaker
+from vault.format.model import Speaker
+from vault.layout.keys import ScopeId
 
 KB = "kb-memvault"
 

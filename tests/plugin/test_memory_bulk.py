@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta
 from tests.conftest import git
 from tests.plugin.test_command import OTHER, chat, command, remember, say
 from tests.tree_hash import tree_hash
-from vault import audit
-from vault.model import Speaker
+from vault.format.model import Speaker
+from vault.writes import audit
 
 
 def commits(root) -> int:

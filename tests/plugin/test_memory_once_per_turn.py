@@ -114,8 +114,8 @@ async def test_the_route_is_one_change_for_a_host_that_keeps_prompt(chat, host, 
     ctx = await injector_turn(chat, host, QUESTION)
     assert [m.content[:19] for m in ctx.event.prompt] == ["# Relevant Memories"]
     assert len(ctx.event.default_prompt) == 2
-    from vault.keys import ScopeId
-    from vault.snapshots import read_snapshot
+    from vault.layout.keys import ScopeId
+    from vault.writes.snapshots import read_snapshot
 
     snap = read_snapshot(chat.memory.settings.vault_path, ScopeId("bot-1", "group_A"))
     assert snap["placed"] == {"default_prompt": ["profile"], "prompt": ["memories"]}
@@ -294,7 +294,7 @@ async def test_turn_cost_is_one_search_not_two(chat, host, monkeypatch, capsys):
 
     from memvault_plugin import turn_ledger
 
-    from vault.transfer import import_payload
+    from vault.transfer.exchange import import_payload
 
     vault, engine = chat.memory.require()
     topics = ("flight", "hotel", "budget", "release", "lunch", "printer", "visa", "badge")

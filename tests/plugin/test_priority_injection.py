@@ -9,7 +9,7 @@ import pytest
 
 from tests.plugin.fakehost import started_plugin
 from tests.plugin.test_injector import KB, fenced, injected, remember, turn
-from vault.snapshots import read_snapshot
+from vault.writes.snapshots import read_snapshot
 
 UNRELATED = "what do you think about the weather this weekend?"
 RULE = "Alice is allergic to peanuts: never suggest food with nuts"

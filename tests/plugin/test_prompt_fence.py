@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from memvault_plugin import prompting
 from memvault_plugin.prompting import Recalled
 
-from indexer.ranking import UPDATE_TAGS
+from indexer.retrieval.ranking import UPDATE_TAGS
 from tests.plugin.test_injector import injected, remember, turn
-from vault.model import HistoryEntry, Profile
+from vault.format.model import HistoryEntry, Profile
 
 NOW = 1_796_040_000  # 2026-11-30T12:00:00Z
 OPEN, CLOSE = "<memory-records>", "</memory-records>"

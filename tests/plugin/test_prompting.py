@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from memvault_plugin import prompting
 from memvault_plugin.prompting import Recalled
 
-from vault.model import HistoryEntry, Profile
+from vault.format.model import HistoryEntry, Profile
 
 NOW_DT = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 NOW = int(NOW_DT.timestamp())

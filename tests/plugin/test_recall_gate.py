@@ -18,15 +18,15 @@ from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext
 from memvault_plugin import live_settings
 from memvault_plugin.memory_service import PluginSettings, SettingsError
 
-from indexer.verdict import verdict_words
+from indexer.retrieval.verdict import verdict_words
 from tests.plugin.conftest import PLUGIN_DIR
 from tests.plugin.fakehost import started_plugin
 from tests.plugin.test_command import command, say
 from tests.plugin.test_injector import KB, fenced, injected, injector_for, remember
 from tests.plugin.test_tools import call
-from vault.snapshots import flush, read_snapshot
+from vault.writes.snapshots import flush, read_snapshot
 
-# indexer.verdict.floor_words at the default floor: the words every surface shows.
+# indexer.retrieval.verdict.floor_words at the default floor: the words every surface shows.
 FLOOR_WORDS = "floor 0.44 for a single message (runners-up 0.33)"
 
 SESSION = "group_123"  # the chat of the fake host's commands and tools
@@ -89,7 +89,7 @@ def request(ctx) -> str:
 
 
 def snapshot(plugin) -> dict:
-    flush()  # the snapshot is written after the turn (vault.snapshots): wait for it
+    flush()  # the snapshot is written after the turn (vault.writes.snapshots): wait for it
     snap = read_snapshot(plugin.memory.settings.vault_path, plugin.memory.scope(SESSION, "bot-1"))
     assert snap is not None
     return snap

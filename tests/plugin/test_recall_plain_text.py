@@ -16,7 +16,7 @@ from tests.plugin.recall_parse import ids as recalled_ids
 from tests.plugin.recall_parse import parse
 from tests.plugin.test_injector import fenced, injected, turn
 from tests.plugin.test_tools import call, scope
-from vault.model import Speaker
+from vault.format.model import Speaker
 
 KB = "kb-memvault"
 
@@ -107,7 +107,7 @@ HOSTILE = st.lists(st.sampled_from(ATOMS), min_size=1, max_size=8).map("".join).
 def test_a_memory_text_or_tag_cannot_fake_a_line_a_mark_or_an_id(body, tag):
     from memvault_plugin import recall_text
 
-    from vault.model import Episode
+    from vault.format.model import Episode
 
     ep = Episode(
         id="ep_20260301_aaaaaa",

@@ -15,7 +15,7 @@ from tests.plugin.test_knowledge_engine import engine_for, upload
 from tests.plugin.test_memory_once_per_turn import injector_turn
 from tests.plugin.test_tools import KB, call, scope
 from tests.secret_scan import everywhere
-from vault.snapshots import flush
+from vault.writes.snapshots import flush
 
 AWS = "AKIAIOSFODNN7EXAMPLE"
 CAP_KEY = "Sk-Proj-Xy12Ab34Cd56Ef78Gh90"

@@ -23,7 +23,7 @@ from memvault_plugin.memory_service import PluginSettings, SettingsError
 
 from console.api import dispatch
 from console.context import ConsoleContext
-from indexer.relevance import DEFAULT_FLOOR
+from indexer.retrieval.relevance import DEFAULT_FLOOR
 from tests.plugin.conftest import PLUGIN_DIR
 from tests.plugin.recall_parse import parse as parse_recall
 from tests.plugin.test_command import command, say
@@ -198,7 +198,7 @@ async def test_recall_memory_and_memory_search_say_nothing_relevant(plugin, host
     host.register_memory_kb(KB)
     populate(plugin, session="group_123")  # the chat of the tool's and the command's session
     assert await call(plugin, host, "recall_memory", {"query": question}) == NONE
-    # Below the verdict line (the gate's decision and the floor, indexer.verdict's words).
+    # Below the verdict line (the gate's decision and the floor, indexer.retrieval.verdict's words).
     verdict, *reply = (await say(command(plugin), host, f"!memory search {question}")).splitlines()
     assert verdict.startswith("[Memory] gate: ") and reply == [NONE]
 

@@ -11,7 +11,7 @@ from tests.plugin.recall_parse import ids as recalled_ids
 from tests.plugin.recall_parse import parse as parse_recall
 from tests.plugin.test_command import command, say
 from tests.plugin.test_tools import call
-from vault.check import check_vault
+from vault.health.check import check_vault
 
 KB = "kb-memvault"
 

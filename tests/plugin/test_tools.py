@@ -7,8 +7,8 @@ import pytest
 
 from tests.plugin.recall_parse import ids as recalled_ids
 from tests.plugin.recall_parse import parse as parse_recall
-from vault import audit
-from vault.model import Speaker
+from vault.format.model import Speaker
+from vault.writes import audit
 
 KB = "kb-memvault"
 NO_KB = "Error: no memory knowledge base configured. Create one first."

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from memvault_plugin import turn_ledger as tl
 
-from vault.keys import ScopeId
+from vault.layout.keys import ScopeId
 
 
 class Clock:

@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
 
-from indexer.consolidate import current_selection
-from indexer.consolidate_select import ConsolidateSettings
+from indexer.jobs.consolidate import current_selection
+from indexer.jobs.consolidate_select import ConsolidateSettings
 from tests.plugin.test_command import chat, command, say
 from tests.plugin.test_knowledge_engine import engine_for, scope, upload
 

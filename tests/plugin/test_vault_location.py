@@ -22,7 +22,7 @@ from memvault_plugin import vault_location as vl
 from tests.plugin.fakehost import FakeHost
 from tests.plugin.test_command import command, say
 from tests.plugin.test_console_page import api
-from vault.keys import ScopeId
+from vault.layout.keys import ScopeId
 
 PLUGIN_SRC = Path(__file__).resolve().parents[2] / "plugin"
 DIGEST = "ab" * 32

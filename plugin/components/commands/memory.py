@@ -20,9 +20,9 @@ from langbot_plugin.api.entities.builtin.command.context import CommandReturn, E
 from langbot_plugin.api.proxies.query_based_api import QueryBasedAPIProxy
 from memvault_plugin import pipeline_memory as pm
 
-from vault.names import UnsafeNameError
-from vault.safewrite import ConflictError, LockTimeoutError
-from vault.store import BadRequestError, NotFoundError
+from vault.layout.names import UnsafeNameError
+from vault.layout.store import BadRequestError, NotFoundError
+from vault.writes.safewrite import ConflictError, LockTimeoutError
 
 from . import memory_actions as act
 from . import memory_bulk as bulk

@@ -12,13 +12,13 @@ import logging
 from memvault_plugin import live_settings
 from memvault_plugin.memory_service import relevant
 
-from indexer.ranking import RankWeights
-from indexer.relevance import Relevance, passes
-from indexer.verdict import verdict_words
-from vault.model import STATUSES, FormatError, Profile
-from vault.op_results import StatusChange
-from vault.snapshots import read_snapshot
-from vault.store import read_episode_file
+from indexer.retrieval.ranking import RankWeights
+from indexer.retrieval.relevance import Relevance, passes
+from indexer.retrieval.verdict import verdict_words
+from vault.format.model import STATUSES, FormatError, Profile
+from vault.layout.store import read_episode_file
+from vault.writes.op_results import StatusChange
+from vault.writes.snapshots import read_snapshot
 
 from .memory_call import (
     Call,
@@ -144,7 +144,7 @@ def search(call: Call) -> str:
     )
     if not found:
         return "[Memory] No episodes found."
-    # indexer.verdict's one wording, as the snapshot, the console and the CLI show it.
+    # indexer.retrieval.verdict's one wording, as the snapshot, the console and the CLI show it.
     verdict = verdict_words([r.explain for r in found])
     head = [f"[Memory] {verdict}"] if verdict else []
     # The floor automatic injection uses: what is listed here is what recall would use.
@@ -241,7 +241,7 @@ def _set_status(call: Call, verb: str, status: str) -> str:
         return f"[Memory] Episode {found.id} is already {status}: nothing changed."
     change = call.v.archive if status == "archived" else call.v.restore
     episode = change(call.scope, raw, source="user", query_id=call.query_id)
-    if episode.status != status:  # a restore the lifecycle kept superseded (vault.lifecycle)
+    if episode.status != status:  # a restore the lifecycle kept superseded (vault.writes.lifecycle)
         return f"[Memory] Episode {episode.id} not restored: {StatusChange(episode, True).note()}."
     return f"[Memory] Episode {episode.id} status set to {status}."
 

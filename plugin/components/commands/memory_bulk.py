@@ -2,15 +2,15 @@
 
 `!memory delete --speaker u1 --tag travel` only shows how many memories of this chat match
 and the first few (nothing is written); the same command with `--yes` applies it in one
-commit with one audit line per memory (vault.bulk). `delete <id>` and `archive <id>` stay
+commit with one audit line per memory (vault.writes.bulk). `delete <id>` and `archive <id>` stay
 the one-memory commands. Every filter runs inside this chat's own scope.
 """
 
 from __future__ import annotations
 
-from vault.bulk import FILTERS, BulkPlan, apply_bulk, parse_selection, preview_bulk
-from vault.episode_edit import edit_episode
-from vault.stats import scope_stats, stats_lines
+from vault.health.stats import scope_stats, stats_lines
+from vault.writes.bulk import FILTERS, BulkPlan, apply_bulk, parse_selection, preview_bulk
+from vault.writes.episode_edit import edit_episode
 
 from . import memory_actions as act
 from .memory_call import Call, Reply, find, one_id
@@ -106,7 +106,8 @@ def _bulk(call: Call, action: str) -> str:
 
 
 def _refused(plan: BulkPlan) -> str:
-    """Files a bulk archive left alone: archiving would commit a secret (vault.secret_guard)."""
+    """Files a bulk archive left alone: archiving would commit a secret
+    (vault.redaction.secret_guard)."""
     if not plan.refused:
         return ""
     return "\n" + "\n".join(f"Left as it is: {why}" for _, why in plan.refused)

@@ -2,7 +2,7 @@
 memories the model proposed after each turn (turn_candidates.py) from the chat.
 
 A candidate is a file of this chat (`sessions/<s>/candidates/<id>.md`) that is never
-recalled; accepting it goes through the vault's normal writers (vault.candidate_review:
+recalled; accepting it goes through the vault's normal writers (vault.candidates.candidate_review:
 audit line, one git commit, the supersede rules), rejecting it marks the file
 `status: rejected` (kept until `memvault candidates purge`). Ids come from chat and go to the
 vault API, which validates them; they never become a path here.

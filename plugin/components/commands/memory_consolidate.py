@@ -2,8 +2,8 @@
 superseded or unimportant memories into one summary, after a person saw what will change.
 
 `preview` asks the host model (the `candidates_model` setting) through
-indexer.consolidate.preview and changes nothing; the preview is kept for this chat (in this
-plugin process). `run` applies exactly that last preview (indexer.consolidate.run: one git
+indexer.jobs.consolidate.preview and changes nothing; the preview is kept for this chat (in this
+plugin process). `run` applies exactly that last preview (indexer.jobs.consolidate.run: one git
 commit, one audit line per change), or refuses when there is none or the chat's memories
 changed since (then: preview again). Thresholds are the `consolidation_*` settings; profile
 updates the model suggests are applied only with `consolidation_apply_profile_updates`.
@@ -12,9 +12,9 @@ Nothing here runs in the background.
 
 from __future__ import annotations
 
-from indexer.consolidate import StalePreviewError, preview, run
-from indexer.consolidate_preview import Preview
-from indexer.llm import LLMError
+from indexer.jobs.consolidate import StalePreviewError, preview, run
+from indexer.jobs.consolidate_preview import Preview
+from indexer.jobs.llm import LLMError
 
 from .memory_call import Call, Reply
 from .memory_views import day, one_line

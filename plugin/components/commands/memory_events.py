@@ -8,9 +8,7 @@ API, which validates it; it never becomes a path here.
 
 from __future__ import annotations
 
-from vault.event_file import Event
-from vault.event_store import STATUS_FILTERS, find_event, load_events, select
-from vault.event_types import FEATURE_OFF
+from vault.events import FEATURE_OFF, STATUS_FILTERS, Event, find_event, load_events, select
 
 from .memory_call import Call, Reply
 from .memory_views import PAGE_SIZE, day, preview

@@ -1,5 +1,5 @@
 """`!memory health`: is the vault usable, the index sound, the embedder alive, and does
-recall stay inside its scope? The checks live in indexer.health and indexer.probe (the
+recall stay inside its scope? The checks live in indexer.health and indexer.retrieval.probe (the
 console's Health panel runs the same ones); this adds the pipeline's opt-in state.
 """
 
@@ -15,8 +15,8 @@ from indexer.health import (
     index_checks,
     writable_check,
 )
-from indexer.probe import isolation_probe
-from vault.check import check_vault
+from indexer.retrieval.probe import isolation_probe
+from vault.health.check import check_vault
 
 from .memory_actions import Call
 from .memory_views import health_line, health_result

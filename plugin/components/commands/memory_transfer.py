@@ -1,7 +1,7 @@
 """`!memory audit`, `history`, `export` and `import`: the record of a chat's memory (audit
 log, git history) and memory as JSON.
 
-Shapes are LongTermMemory's (notes/upstream.md sections 4-5); vault.transfer builds a
+Shapes are LongTermMemory's (notes/upstream.md sections 4-5); vault.transfer.exchange builds a
 superset of them and imports both its own and upstream's exports. Exports are audited
 like upstream does, so who copied a chat's memory out shows in `!memory audit`.
 """
@@ -13,11 +13,11 @@ import logging
 from dataclasses import asdict
 from typing import Any
 
-from vault import audit
-from vault.gitlog import file_history
-from vault.jsonin import load_json
-from vault.model import STATUSES
-from vault.transfer import export_scope, import_payload
+from vault.format.jsonin import load_json
+from vault.format.model import STATUSES
+from vault.git.gitlog import file_history
+from vault.transfer.exchange import export_scope, import_payload
+from vault.writes import audit
 
 from .memory_actions import Call, Reply, find, one_id, parse_page, parse_statuses
 from .memory_views import PAGE_SIZE, audit_line, history_text

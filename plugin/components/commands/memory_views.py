@@ -10,10 +10,10 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from vault.audit import AuditEntry
-from vault.gitlog import CommitInfo
-from vault.model import Episode, Profile
-from vault.views import iso
+from vault.format.model import Episode, Profile
+from vault.format.views import iso
+from vault.git.gitlog import CommitInfo
+from vault.writes.audit import AuditEntry
 
 PAGE_SIZE = 10
 
@@ -110,7 +110,8 @@ def injection_lines(snapshot: Mapping[str, Any]) -> list[str]:
         f"{snapshot.get('episode_count', 0)} episode(s), "
         f"{snapshot.get('injection_chars', 0)} chars"
     ]
-    # The gate's decision and the floor (indexer.verdict's words, recorded by the injector).
+    # The gate's decision and the floor (indexer.retrieval.verdict's words, recorded by the
+    # injector).
     verdict = [echo(str(snapshot[k]), 120) for k in ("gate", "floor") if snapshot.get(k)]
     if verdict:
         lines.append(f"  Recall: {'; '.join(verdict)}")

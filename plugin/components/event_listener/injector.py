@@ -27,7 +27,7 @@ Cost on the hot path: two host calls in parallel (query vars, bot; the two KB li
 in process between turns: pipeline_memory.turn_facts), one worker-thread hop that reads at
 most two profile files, runs one search (the chat and its attached libraries together) and
 queues the snapshot (written after the turn is handed back, before any later snapshot
-write of the plugin: vault.snapshots). Nothing scans the scope's episode files.
+write of the plugin: vault.writes.snapshots). Nothing scans the scope's episode files.
 """
 
 from __future__ import annotations

@@ -9,9 +9,9 @@ from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider import session as provider_session
 from memvault_plugin import pipeline_memory as pm
 
-from vault.names import UnsafeNameError
-from vault.safewrite import ConflictError
-from vault.store import BadRequestError, NotFoundError
+from vault.layout.names import UnsafeNameError
+from vault.layout.store import BadRequestError, NotFoundError
+from vault.writes.safewrite import ConflictError
 
 log = logging.getLogger(__name__)
 

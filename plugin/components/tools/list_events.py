@@ -9,8 +9,8 @@ from langbot_plugin.api.entities.builtin.provider import session as provider_ses
 from memvault_plugin import event_tools as et
 from memvault_plugin import events_block
 
-from vault.event_store import STATUS_FILTERS, load_events, select
-from vault.layout import Layout
+from vault.events import STATUS_FILTERS, load_events, select
+from vault.layout.layout import Layout
 
 MAX_LISTED = 30
 

@@ -8,8 +8,7 @@ from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider import session as provider_session
 from memvault_plugin import event_tools as et
 
-from vault.event_ops import open_event
-from vault.event_store import StoredEvent
+from vault.events import StoredEvent, open_event
 
 
 class OpenEvent(Tool):

@@ -1,8 +1,8 @@
 """Tool `recall_memory`: search or list the chat's memory with filters; plain-text answer.
 
 With a query: one hybrid search inside the scope and the libraries of the KBs attached to
-the pipeline (one ranking, indexer.search). The field filters (tags, category, priority,
-verified, expiring_within) are part of that index query (indexer.filters), so they never
+the pipeline (one ranking, indexer.retrieval.search). The field filters (tags, category, priority,
+verified, expiring_within) are part of that index query (indexer.retrieval.filters), so they never
 thin out a top-k; the older speaker/time/importance/source filters are applied to the
 candidates afterwards (it fetches more when they are set). Only the episode files of the
 results are read, for what the index does not hold (full text, superseded_by). Without a
@@ -28,12 +28,12 @@ from memvault_plugin.recall_params import Recall, parse_recall
 from memvault_plugin.recall_text import NOTHING, by_priority, recall_text
 
 from indexer.engine import Engine
-from indexer.ranking import RankWeights
-from indexer.relevance import DEFAULT_FLOOR
-from vault.keys import ScopeId
-from vault.model import Episode, FormatError
-from vault.operations import Vault
-from vault.store import read_episode_file
+from indexer.retrieval.ranking import RankWeights
+from indexer.retrieval.relevance import DEFAULT_FLOOR
+from vault.format.model import Episode, FormatError
+from vault.layout.keys import ScopeId
+from vault.layout.store import read_episode_file
+from vault.writes.operations import Vault
 
 log = logging.getLogger(__name__)
 

@@ -10,10 +10,10 @@ from langbot_plugin.api.entities.builtin.provider import session as provider_ses
 from memvault_plugin import pipeline_memory as pm
 
 from indexer.supersede import supersede_on_correction
-from vault.field_input import parse_confidence, parse_expiry, parse_priority
-from vault.model import CATEGORIES, Speaker
-from vault.names import UnsafeNameError
-from vault.store import BadRequestError
+from vault.format.field_input import parse_confidence, parse_expiry, parse_priority
+from vault.format.model import CATEGORIES, Speaker
+from vault.layout.names import UnsafeNameError
+from vault.layout.store import BadRequestError
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from langbot_plugin.api.entities.builtin.provider import session as provider_ses
 from memvault_plugin import event_tools as et
 from memvault_plugin import events_block
 
-from vault.event_ops import update_event
+from vault.events import update_event
 
 
 class UpdateEvent(Tool):

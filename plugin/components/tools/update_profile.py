@@ -1,7 +1,7 @@
 """Tool `update_profile`: edit the session's or the current speaker's profile file.
 
 Validation order and messages are upstream's; the edit rules are the vault's
-(vault/profile_edit.py: a full list or over-long notes is an error instead of silent loss).
+(vault/format/profile_edit.py: a full list or over-long notes is an error instead of silent loss).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from langbot_plugin.api.entities.builtin.provider import session as provider_ses
 from memvault_plugin import pipeline_memory as pm
 from memvault_plugin import prompting
 
-from vault.names import UnsafeNameError
-from vault.redact_forms import redacted_name
-from vault.store import BadRequestError
+from vault.layout.names import UnsafeNameError
+from vault.layout.store import BadRequestError
+from vault.redaction.redact_forms import redacted_name
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,24 @@
+"""The file formats: episodes (Markdown + YAML front matter), profiles (YAML), their fields,
+YAML and JSON read within limits, and the frozen records (vault.format.model) they parse into.
+
+`__all__` lists the modules other packages may import; the rest are private to this one
+(tests/test_layers.py checks it).
+"""
+
+__all__ = [
+    "durations",
+    "episode_fields",
+    "episode_filter",
+    "episodes",
+    "field_input",
+    "ids",
+    "input_limits",
+    "jsonin",
+    "model",
+    "profile_edit",
+    "profiles",
+    "tags",
+    "views",
+    "yamledit",
+    "yamlio",
+]

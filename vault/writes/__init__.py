@@ -1,0 +1,26 @@
+"""The one write path: vault.writes.operations.Vault (remember, update, archive, forget, ...),
+the transaction each operation runs in, atomic writes that never overwrite a change not seen,
+file locks, temp-file sweeping and the audit log.
+
+`__all__` lists the modules other packages may import; the rest are private to this one
+(tests/test_layers.py checks it).
+"""
+
+__all__ = [
+    "audit",
+    "bulk",
+    "consolidation",
+    "demo",
+    "episode_create",
+    "episode_edit",
+    "filelocks",
+    "lifecycle",
+    "op_results",
+    "operations",
+    "procs",
+    "profile_ops",
+    "safewrite",
+    "snapshots",
+    "tempfiles",
+    "transaction",
+]
