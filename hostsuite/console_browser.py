@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from hostsuite.console_page import ARTIFACTS, PAGE_ID, PAGE_LABEL, UI_NOISE, PageError
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, browser_missing
+from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, browser_missing
 
 if TYPE_CHECKING:
     from hostsuite.host import Host

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.llm_fake import FakeLLMServer
+from tests.helpers.llm_fake import FakeLLMServer
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.writes.operations import Vault
@@ -56,7 +56,7 @@ def git(root: Path, *args: str) -> str:
 
 @pytest.fixture
 def fake_llm() -> Iterator[FakeLLMServer]:
-    """A FAKE OpenAI-compatible LLM on loopback (tests/llm_fake.py): script its answers."""
+    """A FAKE OpenAI-compatible LLM on loopback (tests/helpers/llm_fake.py): script its answers."""
     server = FakeLLMServer().start()
     yield server
     server.stop()

@@ -10,14 +10,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from langbot_plugin.api.definition.components.manifest import I18nString
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.helpers.paths import REPO
+
 PLUGIN = REPO / "plugin"
 WEB = REPO / "console" / "web"
 LANGS = tuple(I18nString.model_fields)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.helpers.paths import REPO
+
 # memvault_cli assembles the `memvault` command from the three layers below it.
 LAYERS = ("vault", "indexer", "console", "memvault_cli", "plugin")
 # What the plugin's files import its own code as (the runtime puts plugin/ on sys.path).

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import browser_missing
+from tests.helpers.browser import browser_missing
+from tests.helpers.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts" / "console"
 BIN = Path(sys.executable).parent
 MEMVAULT = str(BIN / "memvault")

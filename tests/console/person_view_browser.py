@@ -8,12 +8,12 @@ import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 
-from tests.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.console.conftest_browser import BOT, require_chromium
+from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.helpers.paths import REPO
 
 try:
     from playwright.sync_api import Browser, Page, expect, sync_playwright
@@ -31,10 +31,7 @@ ALL_VIEWS = [pytest.param(w, lang, id=f"{w}-{lang}") for w in VIEWS for lang in 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 # The page's own words in each of LANGS, to compare what a person sees against.
 MESSAGES = {
-    lang: json.loads(
-        (Path(__file__).resolve().parents[2] / f"console/web/i18n/{lang}.json").read_text("utf-8")
-    )
-    for lang in LANGS
+    lang: json.loads((REPO / f"console/web/i18n/{lang}.json").read_text("utf-8")) for lang in LANGS
 }
 
 

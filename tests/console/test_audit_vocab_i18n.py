@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
+from tests.helpers.paths import REPO
 from tests.test_languages import LANGS
 from vault.format.model import CATEGORIES, SOURCES
 
-REPO = Path(__file__).resolve().parents[2]
 WEB = REPO / "console" / "web"
 # txn.record(operation, target_type, ...) and the plugin's record(call, operation, target_type,
 # ...): literal arguments; a variable one is listed below from where it is set.

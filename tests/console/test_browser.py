@@ -26,6 +26,7 @@ from tests.console.conftest_browser import (
     screenshot,
 )
 from tests.console.person_view_browser import NARROW, WIDE, Browser, Page, expect
+from tests.helpers.paths import REPO
 
 # Delays the answers of /episodes for one chat by 1.5 s (a slow server, seen from the page).
 SLOW_FETCH = """
@@ -338,7 +339,7 @@ def test_tabs_follow_arrow_keys(page: Page) -> None:
 
 
 def test_artifacts_folder_is_ignored_by_git() -> None:
-    ignored = (Path(__file__).resolve().parents[2] / ".gitignore").read_text().splitlines()
+    ignored = (REPO / ".gitignore").read_text().splitlines()
     assert "test-artifacts/" in ignored
 
 

@@ -6,7 +6,6 @@ bot's id, a stale page, bad input). Plus the page's messages in both languages."
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -15,12 +14,13 @@ from console.context import ConsoleContext
 from console.errors import ApiError
 from tests.conftest import git
 from tests.console.conftest import A, B, scope_body
+from tests.helpers.paths import REPO
 from vault.events import STATUS_FILTERS, Actor, open_event, parse_event_types, update_event
 from vault.events.event_file import EVENT_STATUSES, HISTORY_KINDS
 from vault.writes import audit
 
 TYPES = parse_event_types(["appointment: a booked visit", "complaint: unhappy"])
-WEB = Path(__file__).resolve().parents[2] / "console" / "web"
+WEB = REPO / "console" / "web"
 
 
 def call(ctx: ConsoleContext, endpoint: str, **body: object) -> dict:

@@ -16,12 +16,13 @@ from console.api import dispatch
 from console.context import ConsoleContext
 from indexer.health import hand_edits_check
 from tests.console.conftest import A, scope_body
+from tests.helpers.paths import REPO
 from vault.health.findings import HEALTH_CODES
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.writes.operations import Vault
 
-WEB = Path(__file__).resolve().parents[2] / "console" / "web" / "i18n"
+WEB = REPO / "console" / "web" / "i18n"
 PLACEHOLDER = re.compile(r"\{\w+\}")
 
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 import ast
 import json
 import re
-from pathlib import Path
 
 import pytest
 
+from tests.helpers.paths import REPO
 from vault.candidates import CANDIDATE_KINDS, CANDIDATE_STATUSES, PROFILE_TARGETS
 from vault.health.findings import HEALTH_CODES
 
-WEB = Path(__file__).resolve().parents[2] / "console" / "web"
+WEB = REPO / "console" / "web"
 LANGS = ("en_US", "zh_Hans")
 # A key the page names literally (not the prefix of one it builds: 'status_' + name).
 _LITERAL = r"'(\w+)'(?!\s*\+)"

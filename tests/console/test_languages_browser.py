@@ -6,7 +6,6 @@ the browser's language, and taken from LangBot's host language inside its sandbo
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -20,8 +19,9 @@ from tests.console.conftest_browser import (
     serve_langbot,
 )
 from tests.console.person_view_browser import WIDE, Page, expect
+from tests.helpers.paths import REPO
 
-WEB = Path(__file__).resolve().parents[2] / "console" / "web"
+WEB = REPO / "console" / "web"
 NEW = ("zh_Hant", "ja_JP", "vi_VN", "th_TH", "es_ES")
 MESSAGES = {
     lang: json.loads((WEB / "i18n" / f"{lang}.json").read_text("utf-8"))

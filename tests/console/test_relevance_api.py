@@ -11,8 +11,8 @@ import pytest
 from console.api import dispatch
 from console.context import ConsoleContext
 from indexer.retrieval.relevance import DEFAULT_FLOOR
+from tests.cli.test_cli import run, run_json
 from tests.console.conftest import A, scope_body
-from tests.test_cli import run, run_json
 
 CLI_SCOPE = ("--bot", A.bot, "--session", A.session)
 BEIJING = "When is Alice going to Beijing?"

@@ -9,7 +9,6 @@ from collections.abc import Iterator
 import pytest
 
 from indexer.retrieval.relevance import DEFAULT_FLOOR
-from tests.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.console.conftest_browser import (
     BOT,
     CHAT,
@@ -20,6 +19,7 @@ from tests.console.conftest_browser import (
     running_console,
     screenshot,
 )
+from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS
 
 try:
     from playwright.sync_api import Page, expect, sync_playwright

@@ -7,7 +7,7 @@ from __future__ import annotations
 from console.api import dispatch
 from console.context import ConsoleContext
 from tests.console.conftest import A, scope_body
-from tests.tree_hash import tree_hash
+from tests.helpers.tree_hash import tree_hash
 
 
 def test_archive_restore_and_verify_twice_answer_200_and_write_nothing(ctx: ConsoleContext):

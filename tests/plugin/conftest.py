@@ -2,11 +2,12 @@
 sys.path, `main`, `components.<kind>.<name>` and the package `memvault_plugin.<module>`."""
 
 import sys
-from pathlib import Path
 
 import pytest
 
-PLUGIN_DIR = Path(__file__).resolve().parents[2] / "plugin"
+from tests.helpers.paths import REPO
+
+PLUGIN_DIR = REPO / "plugin"
 if str(PLUGIN_DIR) not in sys.path:
     sys.path.insert(0, str(PLUGIN_DIR))
 

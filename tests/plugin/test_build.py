@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.helpers.paths import REPO
+
 SCRIPT = REPO / "scripts" / "build_plugin.py"
 WEB = REPO / "console" / "web"
 # Measured on this tree just before the package was made lean (2026-12-01): 235 files and

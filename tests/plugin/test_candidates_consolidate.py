@@ -10,7 +10,7 @@ import logging
 import pytest
 
 from tests.conftest import git
-from tests.consolidate_helpers import SUMMARY, answer, seed, tree_hash
+from tests.helpers.consolidate_helpers import SUMMARY, answer, seed, tree_hash
 from tests.plugin.candidates_setup import MODEL, ON, at_rest, candidates_plugin, chat, say
 
 CHAT_DIR = "bots/bot-1/sessions/group_123/"

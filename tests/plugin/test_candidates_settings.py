@@ -3,8 +3,6 @@ of the memory policy (templates/memory_policy.yaml) in the tools and the injecte
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 import yaml
 from hypothesis import given
@@ -13,9 +11,10 @@ from memvault_plugin.memory_service import PluginSettings, SettingsError
 
 from indexer.jobs.consolidate_select import ConsolidateSettings
 from templates import read_template
+from tests.helpers.paths import REPO
 from tests.plugin.candidates_setup import ON, candidates_plugin, injected
 
-PLUGIN = Path(__file__).resolve().parents[2] / "plugin"
+PLUGIN = REPO / "plugin"
 MANIFEST = yaml.safe_load((PLUGIN / "manifest.yaml").read_text("utf-8"))
 CONFIG = {c["name"]: c for c in MANIFEST["spec"]["config"]}
 POLICY = yaml.safe_load(read_template("memory_policy.yaml"))

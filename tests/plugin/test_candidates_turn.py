@@ -14,7 +14,8 @@ from memvault_plugin import host_llm
 
 from indexer.jobs.llm import LLMError
 from tests.conftest import git
-from tests.consolidate_helpers import tree_hash
+from tests.helpers.consolidate_helpers import tree_hash
+from tests.helpers.secret_scan import places_holding
 from tests.plugin.candidates_setup import (
     MODEL,
     ON,
@@ -31,7 +32,6 @@ from tests.plugin.candidates_setup import (
     say,
     settled,
 )
-from tests.secret_scan import places_holding
 from vault.candidates import list_candidates
 from vault.format.model import Speaker
 

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.paths import REPO
 from tests.plugin.fakehost import FakeHost, started_plugin
 
 KB = "kb-memvault"
@@ -215,7 +216,7 @@ def test_the_event_type_setting_reads_items_and_refuses_what_it_cannot_use():
 def test_the_manifest_offers_both_settings_in_both_languages():
     import yaml
 
-    manifest = Path(__file__).resolve().parents[2] / "plugin" / "manifest.yaml"
+    manifest = REPO / "plugin" / "manifest.yaml"
     config = {c["name"]: c for c in yaml.safe_load(manifest.read_text("utf-8"))["spec"]["config"]}
     assert (
         config["event_types"]["type"] == "array[string]" and config["event_types"]["default"] == []
@@ -224,7 +225,7 @@ def test_the_manifest_offers_both_settings_in_both_languages():
     for name in ("event_types", "events_injected"):
         languages = set(config[name]["label"])
         assert languages == set(config[name]["description"]) and {"en_US", "zh_Hans"} <= languages
-    tools = Path(__file__).resolve().parents[2] / "plugin" / "components" / "tools"
+    tools = REPO / "plugin" / "components" / "tools"
     for name in CLASSES:
         spec = yaml.safe_load((tools / f"{name}.yaml").read_text("utf-8"))
         assert (

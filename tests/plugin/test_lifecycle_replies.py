@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from tests.cli.test_secret_never_in_git import SECRET, git_objects_holding, hand_written
 from tests.plugin.test_command import chat, command, remember, say
-from tests.test_secret_never_in_git import SECRET, git_objects_holding, hand_written
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 

@@ -8,8 +8,8 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from tests.conftest import git
+from tests.helpers.tree_hash import tree_hash
 from tests.plugin.test_command import OTHER, chat, command, remember, say
-from tests.tree_hash import tree_hash
 from vault.format.model import Speaker
 from vault.writes import audit
 

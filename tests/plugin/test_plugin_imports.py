@@ -8,7 +8,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PLUGIN = Path(__file__).resolve().parents[2] / "plugin"
+from tests.helpers.paths import REPO
+
+PLUGIN = REPO / "plugin"
 
 
 def _absolute_imports(path: Path) -> list[tuple[int, str]]:

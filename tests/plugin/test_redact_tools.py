@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.helpers.secret_scan import places_holding
 from tests.plugin.test_tools import KB, call, scope
-from tests.secret_scan import places_holding
 
 PASSWORD = "Hunter2-Zq81x"
 API_KEY = "sk-proj-Xy12Ab34Cd56Ef78Gh90"

@@ -24,13 +24,13 @@ from memvault_plugin.memory_service import PluginSettings, SettingsError
 from console.api import dispatch
 from console.context import ConsoleContext
 from indexer.retrieval.relevance import DEFAULT_FLOOR
+from tests.cli.test_cli import run_json
 from tests.plugin.conftest import PLUGIN_DIR
 from tests.plugin.recall_parse import parse as parse_recall
 from tests.plugin.test_command import command, say
 from tests.plugin.test_console_page import api
 from tests.plugin.test_injector import KB, fenced, injected, profile, remember, turn
 from tests.plugin.test_tools import call
-from tests.test_cli import run_json
 
 NONE = "No relevant memories found."
 # A populated group chat (session group_A, bot-1): none of it is about flights, greetings

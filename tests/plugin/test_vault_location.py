@@ -19,12 +19,13 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from memvault_plugin import vault_location as vl
 
+from tests.helpers.paths import REPO
 from tests.plugin.fakehost import FakeHost
 from tests.plugin.test_command import command, say
 from tests.plugin.test_console_page import api
 from vault.layout.keys import ScopeId
 
-PLUGIN_SRC = Path(__file__).resolve().parents[2] / "plugin"
+PLUGIN_SRC = REPO / "plugin"
 DIGEST = "ab" * 32
 DOCKER = "/.dockerenv exists"
 

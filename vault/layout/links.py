@@ -12,7 +12,7 @@ Windows has no O_NOFOLLOW, O_DIRECTORY nor opening relative to a folder (dir_fd)
 `read_vault_file` checks each folder with lstat() (links and junctions refused), opens the
 file (vault.layout.regular refuses a link there), checks the folders again and then proves the file
 it opened is the one the path names now: a folder swapped for a link at any point in between
-is refused before a byte is used. The same path runs on Linux in tests/test_portable_links.py.
+is refused before a byte is used. The same path runs on Linux in tests/vault/test_portable_links.py.
 """
 
 from __future__ import annotations

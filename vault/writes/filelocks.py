@@ -2,7 +2,8 @@
 
 An OS lock (flock on POSIX, LockFileEx on Windows) dies with its process, so a crashed
 holder never leaves a stale lock: the lock FILE stays, and its text only tells a second
-process who holds it. Measured with filelock 4.3.1 (tests/test_portable_locks.py): a second
+process who holds it. Measured with filelock 4.3.1 (tests/integration/test_portable_locks.py): a
+second
 process is refused in under 1 ms with the holder's text intact; the lock of a SIGKILLed
 holder is free at once; a file left with any content does not block; a symbolic link at
 the lock path is refused (ELOOP), never followed nor written through; a second handle in
@@ -18,7 +19,8 @@ written from byte 1 on.
 
 filelock has no shared lock, and `memvault status` must look without taking the lock a
 second status would then see as a writer (an exclusive probe did, under load, in
-tests/test_portable_locks.py): is_held uses a shared flock on POSIX and, on Windows, a read
+tests/integration/test_portable_locks.py): is_held uses a shared flock on POSIX and, on Windows, a
+read
 of that locked byte.
 """
 

@@ -24,7 +24,8 @@ Transitions (anything else is refused or changes nothing):
                          replacement, or a newer memory of their key; with none left they
                          are archived: out of recall, restore brings them back)
 
-Invariants (tests/test_lifecycle_property.py): at most one active memory per key per chat,
+Invariants (tests/indexer/retrieval/test_lifecycle_property.py): at most one active memory per key
+per chat,
 and every `superseded_by` names an existing memory of the chat at least as new.
 """
 
