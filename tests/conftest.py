@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.helpers.embedder import TinyEmbedder
 from tests.helpers.llm_fake import FakeLLMServer
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
@@ -60,3 +61,10 @@ def fake_llm() -> Iterator[FakeLLMServer]:
     server = FakeLLMServer().start()
     yield server
     server.stop()
+
+
+@pytest.fixture(scope="session")
+def tiny_embedder() -> TinyEmbedder:
+    """The deterministic TEST FAKE embedder (tests/helpers/embedder.py): for tests whose
+    subject is not the model."""
+    return TinyEmbedder()
