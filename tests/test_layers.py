@@ -37,3 +37,56 @@ def test_lower_layers_never_import_higher_ones(layer):
         if imported_tops(path) & higher
     }
     assert offenders == {}
+
+
+SUBPACKAGES = sorted(
+    p.parent for top in ("vault", "indexer") for p in (REPO / top).glob("*/__init__.py")
+)
+# Production code outside a sub-package; tests may reach a module's private neighbours.
+PRODUCTION = ("vault", "indexer", "console", "memvault_cli", "plugin", "hostsuite", "scripts")
+
+
+def public_modules(package: Path) -> set[str]:
+    tree = ast.parse((package / "__init__.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "__all__":
+            return {elt.value for elt in node.value.elts}  # type: ignore[attr-defined]
+    raise AssertionError(f"{package}/__init__.py lists no __all__")
+
+
+def reached_modules(path: Path, dotted: str) -> set[str]:
+    """The modules of package `dotted` that `path` imports (by module or by name)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == dotted:
+                found |= {a.name for a in node.names}
+            elif node.module.startswith(dotted + "."):
+                found.add(node.module[len(dotted) + 1 :].split(".")[0])
+        elif isinstance(node, ast.Import):
+            found |= {
+                a.name[len(dotted) + 1 :].split(".")[0]
+                for a in node.names
+                if a.name.startswith(dotted + ".")
+            }
+    return found
+
+
+@pytest.mark.parametrize("package", SUBPACKAGES, ids=lambda p: p.relative_to(REPO).as_posix())
+def test_other_packages_reach_only_what_a_subpackage_lists_in_all(package):
+    dotted = ".".join(package.relative_to(REPO).parts)
+    public = public_modules(package)
+    modules = {p.stem for p in package.glob("*.py") if p.stem != "__init__"}
+    assert public, f"{dotted}.__all__ is empty"
+    init = ast.parse((package / "__init__.py").read_text(encoding="utf-8"))
+    facade = any(isinstance(node, ast.ImportFrom | ast.Import) for node in init.body)
+    if not facade:  # a plain package lists modules; a facade (vault.events) lists names
+        assert public <= modules, f"{dotted}.__all__ names no such module: {public - modules}"
+    offenders = {
+        str(path.relative_to(REPO)): sorted((reached_modules(path, dotted) & modules) - public)
+        for top in PRODUCTION
+        for path in sorted((REPO / top).rglob("*.py"))
+        if package not in path.parents and (reached_modules(path, dotted) & modules) - public
+    }
+    assert offenders == {}, f"list them in {dotted}.__all__ or import what it lists"
