@@ -41,7 +41,7 @@ def open_context(args: argparse.Namespace) -> ConsoleContext:
         engine = Engine.open(root)
         engine.attach(vault)
         assert engine.syncer is not None  # opened as the writer
-        # A catch-up of thousands of files takes minutes: say how far it got (issue 20).
+        # A catch-up of thousands of files takes minutes: say how far it got.
         engine.syncer.on_progress = ProgressLines(sys.stderr)
         watcher = engine.watch()
         # Serve only once the start-up reconcile is done: before it, search would answer

@@ -1,9 +1,9 @@
 """Who may hold one of the console server's threads, and for how long (slowloris).
 
 A connection is first *pending*: it has not sent its request line and headers yet, so
-nobody knows whether it holds the token. Pending connections are cheap to make and were
-the whole budget once: 50 clients trickling a byte every 3 s kept every slot, and the
-person with the token got 503 for as long as they kept at it. Now:
+nobody knows whether it holds the token. Pending connections are cheap to make: were they
+the whole budget, 50 clients trickling a byte every 3 s would keep every slot and the
+person with the token would get 503 for as long as they kept at it. So:
 
 - a pending connection has HEAD_SECONDS (http_limits) for its whole head, however it
   trickles in, and at most MAX_PENDING are read at once; one more does not wait and is not

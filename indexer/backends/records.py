@@ -29,7 +29,7 @@ class ChunkDoc:
     created_at: int = 0  # unix seconds, UTC
     importance: int = 2
     expires_at: int = 0  # unix seconds, 0 = never
-    # Issue 14's fields, so filters apply inside the index query and ranking needs no file.
+    # The Synapse fields, so filters apply inside the index query and ranking needs no file.
     # Profiles keep the defaults (they have none of these).
     priority: str = "normal"  # vault.format.model.PRIORITIES
     category: str = ""  # "" = none

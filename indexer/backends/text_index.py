@@ -26,7 +26,7 @@ from vault.layout.readonly import can_write
 log = logging.getLogger(__name__)
 
 _SCOPE_FIELDS = ("episode_id", "path", "kind", "index_key", "speaker_id", "speaker_name", "status")
-_RAW_FIELDS = (*_SCOPE_FIELDS, "priority", "category", "source")  # issue 14's filter fields
+_RAW_FIELDS = (*_SCOPE_FIELDS, "priority", "category", "source")  # the filter fields
 # verified is 0/1. All are fast fields: filters (indexer.retrieval.filters) run inside the query.
 _INT_FIELDS = ("created_at", "importance", "expires_at", "updated_at", "verified")
 _WRITER_HEAP = 64_000_000

@@ -163,7 +163,7 @@ def select(
             skipped.append((stored.rel, why))
             continue
         qualifying.append(Pick(stored, reasons))
-    # Low priority first (issue 14), then oldest first: what max_episodes cuts is the rest.
+    # Low priority first, then oldest first: what max_episodes cuts is the rest.
     qualifying.sort(key=_pick_order)
     picks = qualifying[: settings.max_episodes]
     if len(picks) < settings.min_episodes:
@@ -216,7 +216,7 @@ def _reasons(
     if ep.is_expired(now):
         found.append(Reason("expired", f"expired on {ep.expires_at:%Y-%m-%d}"))
     age = now - ep.created_at
-    # A high or critical priority (issue 14) spares a memory from age alone, as importance does.
+    # A high or critical priority spares a memory from age alone, as importance does.
     spared = ep.importance >= settings.keep_importance or ep.priority in ("high", "critical")
     if age >= timedelta(days=settings.older_than_days) and not spared:
         detail = f"{age.days} days old (older than {settings.older_than_days})"
@@ -224,7 +224,7 @@ def _reasons(
     if ep.importance <= settings.max_importance:
         detail = f"importance {ep.importance} (at most {settings.max_importance})"
         found.append(Reason("low_importance", detail))
-    elif ep.priority == "low":  # `priority: low` may be consolidated first (issue 14)
+    elif ep.priority == "low":  # `priority: low` may be consolidated first
         found.append(Reason("low_importance", "priority low"))
     for other, cosine in sorted(dupes, key=lambda d: (-d[1], d[0])):
         line = f" >= {threshold:.2f}" if threshold is not None else ""

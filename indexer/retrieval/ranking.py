@@ -15,7 +15,7 @@ from functools import lru_cache
 from vault.format.model import PRIORITIES
 from vault.format.tags import tag_key
 
-# rank-3 (issue 14): Synapse's priority replaces LongTermMemory's importance as the weight
+# rank-3: Synapse's priority replaces LongTermMemory's importance as the weight
 # (an old file's importance maps onto a priority: vault.format.model.importance_priority), and
 # confidence is a small factor. A normal memory at the neutral confidence (0.7, below) scores
 # as before; profiles take neither factor (they have no priority or confidence).

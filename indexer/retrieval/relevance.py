@@ -24,7 +24,7 @@ always 1). Pure and versioned; `explain()` keeps every component.
   floor. (A product of the two sides was measured and rejected: a quarter of LoCoMo's
   answers are no vector candidate at all.)
 
-rel-3 (issue 21) adds, each measured on ../shared/bench through bench/retrieval/replay:
+rel-3 adds, each measured on ../shared/bench through bench/retrieval/replay:
 - incidental terms (indexer.retrieval.evidence: names, bare numbers, any word across scripts) count
   NAME_WEIGHT on the text side;
 - per query shape (SHAPE_VECTOR): a dialogue context's vector scale comes down and its vector

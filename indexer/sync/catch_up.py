@@ -3,9 +3,8 @@ only for a moment (`memvault search`, the supersede check of a correction's `rem
 `candidates extract`).
 
 Nobody keeps the index in sync while no writer runs (no `memvault watch`, console or
-plugin). Such a command used to reconcile the whole vault before answering: after a
-watcher stopped half-way, or an import of thousands of files, that was minutes of embedding
-without a word (issue 20 item 10). Now:
+plugin). Reconciling the whole vault before answering would mean minutes of embedding
+without a word after a watcher stopped half-way or an import of thousands of files. So:
 
 - a few changes (at most CATCH_UP_FILES files: the hand edit, the `remember` just made) are
   indexed first, as before, so the next search finds them;

@@ -16,7 +16,7 @@ from indexer.sync.plan import Known
 
 # 3: chunks are scoped by vault.layout.keys.index_key (injective), no longer by LangBot's joined
 # user_key, which collides across scopes: an older manifest is dropped and re-indexed.
-# 4 (issue 14): docs carry priority, category, verified, confidence, source, updated_at and
+# 4: docs carry priority, category, verified, confidence, source, updated_at and
 # case-folded tag_keys, and files are indexed by index_key (per-scope reads such as the
 # chat's critical memories): an older manifest is dropped and re-indexed at start.
 SCHEMA_VERSION = 4

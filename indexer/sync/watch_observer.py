@@ -1,10 +1,9 @@
 """A watchdog observer that says when file system events were lost.
 
-Measured with watchdog 7.1 (see tests/indexer/sync/test_watcher_overflow.py): on IN_Q_OVERFLOW it
-logs a
-warning and re-adds its own watches, but tells no event handler, so a watcher that waits
-for events misses every file whose events the kernel dropped until its next periodic
-reconcile (issue 10: 100,000 files copied in, 37 % of them unseen for 284 s). It also skips
+Measured with watchdog 7.1 (tests/indexer/sync/test_watcher_overflow.py): on IN_Q_OVERFLOW
+it logs a warning and re-adds its own watches, but tells no event handler, so a watcher that
+waits for events misses every file whose events the kernel dropped until its next periodic
+reconcile (100,000 files copied in: 37 % of them unseen for 284 s). It also skips
 a sub-folder it cannot watch without a word (inotify_add_watch fails with ENOSPC once
 fs.inotify.max_user_watches is used up), and a dead reader thread only means silence.
 
@@ -12,9 +11,9 @@ The one class that sees all three is InotifyFD, the reader thread of one inotify
 subclassed here, it calls `on_lost(reason, detail)`. On an overflow it also replaces
 watchdog's repair, which overflows the queue again for ever on a tree of many folders
 (_rewatch). That is watchdog internals, so pyproject.toml pins watchdog below 8 and
-tests/indexer/sync/test_watcher_overflow.py fails if a new version changes them. Other platforms get
-watchdog's own observer; the watcher's liveness and vault-root checks still cover them.
-The reader also re-adds a watch it has quietly (see _add_callback), where watchdog warns
+tests/indexer/sync/test_watcher_overflow.py fails if a new version changes them. Other
+platforms get watchdog's own observer; the watcher's liveness and vault-root checks still
+cover them. The reader also re-adds a watch it has quietly (see _add_callback), where watchdog warns
 with the whole watch tree in the text: no process-wide warnings filter, which a host or a
 test runner drops and which would hide the warning from the host's own watchdog users.
 """

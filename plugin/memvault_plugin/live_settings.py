@@ -1,16 +1,15 @@
 """Which settings MemVault runs with, and keeping them equal to the ones LangBot holds.
 
-Measured on LangBot 4.11.2 (langbot-plugin 0.7.16) with the installed .lbpkg (issue 20,
-item 1): a config PUT makes the runtime start a new plugin process and hand it the new
-config, yet `get_config()` inside `initialize()` answers `{}`. The runtime binds the
-INITIALIZE_PLUGIN invocation to the container's config BEFORE it stores the config it was
-sent (cli/run/handler.py `action_invocation_scope`, cli/run/controller.py
-`_initialize_container`), and `BasePlugin.config` prefers that empty invocation snapshot over
-the instance's own config, which holds what was sent. Every later invocation carries the
-config LangBot holds (a shared runtime slot would show it only there). So: start from the
-instance's own config, and at every entry point compare what LangBot holds with what is in
-effect (`MemVaultPlugin.settled`), applying a change there.
-"""
+Measured on LangBot 4.11.2 (langbot-plugin 0.7.16) with the installed .lbpkg: a config PUT
+makes the runtime start a new plugin process and hand it the new config, yet `get_config()`
+inside `initialize()` answers `{}`. The runtime binds the INITIALIZE_PLUGIN invocation to the
+container's config BEFORE it stores the config it was sent (cli/run/handler.py
+`action_invocation_scope`, cli/run/controller.py `_initialize_container`), and
+`BasePlugin.config` prefers that empty invocation snapshot over the instance's own config,
+which holds what was sent. Every later invocation carries the config LangBot holds (a shared
+runtime slot would show it only there). So: start from the instance's own config, and at every
+entry point compare what LangBot holds with what is in effect (`MemVaultPlugin.settled`),
+applying a change there."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """What the injector recalled in a chat's current turn, so `retrieve` does not hand the model
-the same memories again (issue 12: the injector owns recall).
+the same memories again (the injector owns recall).
 
 On LangBot 4.11 the runner (LocalAgent) calls our KnowledgeEngine.retrieve for the KBs in
 ITS config in the same turn the injector already recalled for; its request carries no query

@@ -80,7 +80,7 @@ def default_verified(source: str) -> bool:
 
 
 def importance_priority(importance: int) -> str:
-    """The priority of a file that states only LongTermMemory's importance 1..5 (issue 14):
+    """The priority of a file that states only LongTermMemory's importance 1..5:
     1 -> low, 2-3 -> normal, 4-5 -> high; never critical (that must be asked for by name)."""
     if importance <= 1:
         return "low"
