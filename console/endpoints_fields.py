@@ -5,8 +5,7 @@ category, key, priority, tags, expires_at or expires_in, confidence (the create 
 speaker's id and name and the importance, 1-5); the filter controls
 send tags, category, priority, verified, expiring_within. Both are parsed by the vault's
 own rules (vault.format.field_input, vault.format.episode_filter), so the page can never accept a
-value
-the CLI refuses, or the other way round.
+value the CLI refuses, or the other way round.
 """
 
 from __future__ import annotations

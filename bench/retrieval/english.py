@@ -12,8 +12,7 @@ retrieval` does, runs today's hybrid search (top 50) and, beside it, bge-small-e
 top-50 cosine list over the same scope's episodes (CLS pooling, L2-normalised; queries with
 and without bge's instruction prefix; used only when neither query nor memory has CJK). The
 third list joins today's fusion inside the real pipeline (indexer.retrieval.search.fuse is wrapped,
-the
-rest of hybrid_search runs unchanged) with a weight sweep, or is RRF-fused with today's final
+the rest of hybrid_search runs unchanged) with a weight sweep, or is RRF-fused with today's final
 ranking; every ranking is scored by ../shared/bench/score.py. Writes
 bench/results/english_list.json with the model's sha256, the costs and a table.
 """

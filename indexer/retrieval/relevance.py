@@ -78,8 +78,7 @@ CROSS_ALONE = 1.0
 # cross-language sets to their hybrid hit@5; abstention is unchanged by construction.
 FOLLOW_SHARE = 0.75
 # rel-3, per query shape (indexer.retrieval.evidence): `reach` = how far the vector scale's `one`
-# comes
-# down towards `zero`, `alone` = the share of the vector side that passes with no text
+# comes down towards `zero`, `alone` = the share of the vector side that passes with no text
 # match. A dialogue context's best cosine is lower for the same match and crosses languages
 # (an English dialogue, Chinese memories: the text side shares only names), so its vector
 # side counts fully on a scale brought down 0.6 of the way: English-on-Chinese injected

@@ -1,6 +1,6 @@
 """Judging one query's candidates on indexer.retrieval.relevance's absolute scale: the query's
-weighted
-terms, its shape (indexer.retrieval.evidence), the scope check of its terms, and the model's cosine
+weighted terms, its shape (indexer.retrieval.evidence), the scope check of its terms, and the
+model's cosine
 scale. `Calibrated` is what a search engine supplies; `Judge` is one query's.
 """
 

@@ -97,8 +97,7 @@ class SearchResult:
 
 def relevance_fields(result: SearchResult) -> dict[str, Any]:
     """`relevance` (absolute, indexer.retrieval.relevance, rounded once here) and `passed` (reaches
-    the
-    floor it was searched with): the same two fields in `search --json`, the console's
+    the floor it was searched with): the same two fields in `search --json`, the console's
     /search and the plugin's `retrieve`, so every surface shows one number."""
     if result.relevance is None:
         return {}
@@ -226,8 +225,7 @@ def hybrid_search(
         by_episode[key] = SearchResult(doc, scored.score, chunks, explain)
     _pin(request, docs, by_episode)
     # exact_match_boost (indexer.retrieval.exact_match): an id, then a speaker or tag, the whole
-    # query
-    # equals comes first; a query that equals none of them ranks exactly as before.
+    # query equals comes first; a query that equals none of them ranks exactly as before.
     ranked = sorted(
         (_exact(request.query, r) for r in by_episode.values()),
         key=lambda r: (-tier(_kind(r)), -r.score, r.doc.episode_id, r.doc.path),

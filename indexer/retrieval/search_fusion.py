@@ -21,8 +21,7 @@ from indexer.retrieval.relevance import DEFAULT_FLOOR
 from indexer.retrieval.relevance_judge import Judge
 
 # Each list's prior per query shape (indexer.retrieval.evidence), measured on ../shared/bench with
-# the
-# embedded USE model (bench/retrieval/replay, zconf-4): for a single question the text list
+# the embedded USE model (bench/retrieval/replay, zconf-4): for a single question the text list
 # is the precise one (vector 0.25 -> 0.1: LoCoMo hit@5 64.3 -> 65.5), for a dialogue context
 # the vector list finds more (0.25 -> 0.75: MADial zh recall@5 58.4 -> 61.5, en 57.5 ->
 # 63.2). zconf still lets a confident list lead, and zconf-4 takes the say of a list

@@ -1,6 +1,5 @@
 """LongTermMemory's exact_match_boost (indexer.retrieval.exact_match): a query that IS an episode
-id,
-a speaker or a tag finds that memory first, through `!memory search` and the engine (the
+id, a speaker or a tag finds that memory first, through `!memory search` and the engine (the
 recall tool had its own id rule already); a question that merely mentions one ranks as before."""
 
 from __future__ import annotations

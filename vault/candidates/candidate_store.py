@@ -2,8 +2,7 @@
 
 Writing is a vault operation like any other: under the vault lock, atomic new files (never
 over an existing one), every text redacted first (vault.redaction.redact), one audit line each and
-one
-git commit. Reviewing them (accept, reject, purge) is vault.candidates.candidate_review.
+one git commit. Reviewing them (accept, reject, purge) is vault.candidates.candidate_review.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ One frozen spec, parsed once from what a person or a model typed (`memvault list
 --tag T ...`, `recall_memory`'s parameters, the console's filter controls). A listing of
 files applies it with `admits`; a search hands it to the indexes, which apply the same rules
 inside their queries, before ranking (indexer.retrieval.filters), so a filter never thins out a
-top-k
-that other memories filled. Tags match by vault.format.tags.tag_key (case-folded), like the index.
+top-k that other memories filled. Tags match by vault.format.tags.tag_key (case-folded), like the
+index.
 """
 
 from __future__ import annotations

@@ -3,9 +3,8 @@
 One place, so the CLI's import, the console's request bodies, the plugin's uploads and chat
 commands, a model's answer and a hand-written file's front matter all refuse the same
 shapes with a message (vault.format.jsonin for JSON, vault.format.yamlio for YAML) instead of
-running out
-of stack (Python's recursion limit is about 1,000 frames, and a parser, a redaction pass or
-a YAML writer each recurse once per level).
+running out of stack (Python's recursion limit is about 1,000 frames, and a parser, a redaction pass
+or a YAML writer each recurse once per level).
 """
 
 from __future__ import annotations

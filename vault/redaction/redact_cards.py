@@ -1,6 +1,5 @@
 """Card numbers for vault.redaction.redact: 13-19 digits, grouped by single spaces or dashes, that
-pass
-the Luhn check and start like a card (so phone numbers, dates and most ids do not).
+pass the Luhn check and start like a card (so phone numbers, dates and most ids do not).
 
 Digits grouped like a date or a phone number are never a card. A run of digit groups is
 split into windows of whole groups: a card written next to other

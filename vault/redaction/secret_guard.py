@@ -15,8 +15,7 @@ every clone), so such bytes are never committed:
 
 `guard_write` is shown every byte an operation is about to write (`guarding`, installed by
 vault.writes.operations.Vault.operation through vault.writes.safewrite.inspecting), so no write
-path can
-forget the rule; the operations
+path can forget the rule; the operations
 also call `refuse_secret` up front, so a multi-file operation refuses before its first write.
 """
 

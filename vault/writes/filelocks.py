@@ -20,8 +20,7 @@ written from byte 1 on.
 filelock has no shared lock, and `memvault status` must look without taking the lock a
 second status would then see as a writer (an exclusive probe did, under load, in
 tests/integration/test_portable_locks.py): is_held uses a shared flock on POSIX and, on Windows, a
-read
-of that locked byte.
+read of that locked byte.
 """
 
 from __future__ import annotations
