@@ -46,7 +46,7 @@ FIXTURES = HealthCheck.function_scoped_fixture  # state between examples is rese
 # index.lock, so the SIGKILL lands there every time instead of by luck.
 STALLED_REMEMBER = r"""
 import sys, time
-from vault import gitrepo
+from vault.git import gitrepo
 step = sys.argv[1]
 real = getattr(gitrepo, step)
 def stall(*args, **kwargs):
