@@ -23,6 +23,7 @@ from typing import Any
 
 from langbot_plugin.api.proxies.query_based_api import QueryBasedAPIProxy
 
+from vault.errors import MemVaultError
 from vault.format.jsonin import load_json
 
 from .kb_cache import KbCache, list_key
@@ -179,7 +180,7 @@ def open_for_tool(
     try:
         vault, engine = memory.require()
         scope = memory.scope_of_launcher(session.launcher_type, session.launcher_id, turn.bot_uuid)
-    except (RuntimeError, ValueError) as exc:
+    except (MemVaultError, ValueError) as exc:  # memory unavailable, or a scope it cannot use
         log.warning("memvault=%s_failed query_id=%s error=%r", tool, query_id, str(exc))
         return f"Error: {exc}"
     return vault, engine, scope

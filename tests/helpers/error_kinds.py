@@ -81,8 +81,7 @@ def make(cls: type[MemVaultError], text: str) -> MemVaultError:
     params = [
         p
         for p in list(inspect.signature(cls.__init__).parameters.values())[1:]
-        if p.default is inspect.Parameter.empty
-        and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        if p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
     ]
     assert len(params) <= 1, f"{cls.__qualname__} needs more than a message: teach make()"
     return cls(text)

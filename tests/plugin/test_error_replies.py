@@ -14,6 +14,7 @@ import pytest
 from tests.helpers.error_kinds import error_kinds, make
 from tests.plugin.fakehost import FakeHost, started_plugin
 from vault.errors import MemVaultError
+from vault.layout.store import NotFoundError
 
 KB = "kb-memvault"
 EVENT = "evt_20261130_aaaaaa"
@@ -38,6 +39,14 @@ TOOLS: dict[str, tuple[str, dict[str, Any], tuple[str, str]]] = {
     "list_events": ("ListEvents", {}, ("module", "load_events")),
 }
 MESSAGE = "the thing it needs refused: fix that, then retry"
+# Where a tool words one kind itself, on purpose: forget says nothing was deleted (upstream
+# reports success either way, and the model would claim a deletion that did not happen).
+OWN_WORDS = {
+    ("forget", NotFoundError): (
+        "Error: no episode ep_20261130_aaaaaa in this chat's memory; nothing was deleted. "
+        "Use recall_memory to find the id."
+    ),
+}
 
 
 @pytest.fixture
@@ -86,7 +95,12 @@ async def test_every_tool_answers_any_memvault_error_with_its_message(plugin, mo
             except MemVaultError as escaped:  # the failure this test exists for, named
                 wrong.append(f"{name}: {type(escaped).__name__} escaped the tool")
                 continue
-        if reply != f"Error: {exc}":
+        own = [
+            text
+            for (tool, kind), text in OWN_WORDS.items()
+            if tool == name and isinstance(exc, kind)
+        ]
+        if reply != (own[0] if own else f"Error: {exc}"):
             wrong.append(f"{name}: {reply!r}")
     assert wrong == [], wrong
 

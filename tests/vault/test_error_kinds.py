@@ -60,9 +60,7 @@ def test_every_exception_class_of_the_code_is_a_memvault_error():
     classes = exception_classes()
     assert len(classes) >= len(KINDS) + len(ALLOWED)  # the scan found them all
     outside = [
-        name
-        for name, cls in classes
-        if not issubclass(cls, MemVaultError) and name not in ALLOWED
+        name for name, cls in classes if not issubclass(cls, MemVaultError) and name not in ALLOWED
     ]
     assert outside == [], f"not a MemVaultError (give each a kind in vault/errors.py): {outside}"
     assert set(ALLOWED) <= {name for name, _ in classes}, "ALLOWED names a class that is gone"
