@@ -32,12 +32,20 @@ COMMAND_NEXT: dict[Kind, str] = {
 }
 
 
-def _logged(exc: MemVaultError, where: str, query_id: Any) -> None:
-    if exc.kind == "internal":  # a bug: its traceback goes to the log, never to the reply
-        log.exception("memvault=%s_failed query_id=%s kind=internal", where, query_id)
+def _logged(exc: MemVaultError, event: str, query_id: Any, sub: str = "") -> None:
+    """`memvault=<event>_refused` (or `_failed` for a bug, with its traceback: the log gets
+    it, the reply never does)."""
+    where = f" sub={sub}" if sub else ""
+    if exc.kind == "internal":
+        log.exception("memvault=%s_failed%s query_id=%s kind=internal", event, where, query_id)
     else:
         log.info(
-            "memvault=%s_refused query_id=%s kind=%s reason=%r", where, query_id, exc.kind, str(exc)
+            "memvault=%s_refused%s query_id=%s kind=%s reason=%r",
+            event,
+            where,
+            query_id,
+            exc.kind,
+            str(exc),
         )
 
 
@@ -49,7 +57,7 @@ def tool_reply(exc: MemVaultError, tool: str, query_id: Any) -> str:
 
 def command_reply(exc: MemVaultError, sub: str, query_id: Any) -> str:
     """The one line `!memory <sub>` answers for `exc`."""
-    _logged(exc, f"command_{sub}", query_id)
+    _logged(exc, "command", query_id, sub)
     text = " ".join(str(exc).split())
     tail = COMMAND_NEXT[exc.kind]
     return f"[Memory] {text.rstrip('.') if tail else text}{tail}"

@@ -44,10 +44,7 @@ async def open_turn(
         return refusal
     if not turn.sender_id:
         return NO_SENDER
-    opened = pm.open_for_tool(memory, session, turn, name, query_id)
-    if isinstance(opened, str):
-        return opened
-    vault, _, scope = opened
+    vault, _, scope = pm.open_for_tool(memory, session, turn, name, query_id)
     actor = Actor(
         bot=scope.bot,
         person=turn.sender_id,

@@ -122,3 +122,21 @@ async def test_the_memory_command_answers_any_memvault_error_with_its_message(
     reply = replies[0]
     assert reply.startswith(f"[Memory] {exc}"), reply  # the message: what to do
     assert "\n" not in reply and "Traceback" not in reply and "failed (" not in reply
+
+
+async def test_every_tool_says_memory_is_unavailable_when_it_did_not_open(plugin):
+    """The vault or index that did not open is MemoryUnavailableError (not a bare
+    RuntimeError): each tool answers with it, and names the health warning."""
+    plug, host = plugin
+    engine, plug.memory.engine = plug.memory.engine, None
+    plug.memory.warnings.append("index cannot be opened (disk gone)")
+    replies = {}
+    try:
+        for name, (class_name, params, _) in TOOLS.items():
+            tool = getattr(importlib.import_module(f"components.tools.{name}"), class_name)()
+            tool.plugin = plug
+            replies[name] = await tool.call(params, host.session("group", "123"), 7)
+    finally:
+        plug.memory.engine = engine  # the fixture closes it
+    wanted = "Error: memory is unavailable: index cannot be opened (disk gone)"
+    assert replies == dict.fromkeys(TOOLS, wanted)

@@ -21,7 +21,7 @@ from langbot_plugin.api.proxies.query_based_api import QueryBasedAPIProxy
 from memvault_plugin import pipeline_memory as pm
 from memvault_plugin.error_reply import command_reply
 
-from vault.errors import MemVaultError
+from vault.errors import MemVaultError, kind_of
 
 from . import memory_actions as act
 from . import memory_bulk as bulk
@@ -170,7 +170,7 @@ class Memory(Command):
                 f"[Memory] {name} failed ({type(exc).__name__}); the details are in the "
                 "plugin log. Run !memory health."
             )
-            outcome = "internal"
+            outcome = kind_of(exc)  # an OSError is unavailable, anything else a bug
         log.info(
             "memvault=command sub=%s scope=%s query_id=%s outcome=%s chars=%d ms=%.1f",
             name,

@@ -31,10 +31,7 @@ class Forget(Tool):
         episode_id = episode_id.strip()
 
         memory = await self.plugin.settled()
-        opened = pm.open_for_tool(memory, session, turn, "forget", query_id)
-        if isinstance(opened, str):
-            return opened
-        vault, _, scope = opened
+        vault, _, scope = pm.open_for_tool(memory, session, turn, "forget", query_id)
         log.info(
             "memvault=tool_called tool=forget query_id=%s kb_id=%s user_key=%s episode_id=%s",
             query_id,

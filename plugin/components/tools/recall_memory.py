@@ -149,10 +149,7 @@ class RecallMemory(Tool):
             return ask
 
         memory = await self.plugin.settled()
-        opened = pm.open_for_tool(memory, session, turn, "recall_memory", query_id)
-        if isinstance(opened, str):
-            return opened
-        vault, engine, scope = opened
+        vault, engine, scope = pm.open_for_tool(memory, session, turn, "recall_memory", query_id)
         log.info(
             "memvault=recall_searching query_id=%s kb_id=%s user_key=%s top_k=%d status=%s "
             "filters=%s fields=%s query_len=%d",

@@ -84,10 +84,7 @@ class Remember(Tool):
             return f"Error: category must be one of {', '.join(CATEGORIES)}."
 
         memory = await self.plugin.settled()
-        opened = pm.open_for_tool(memory, session, turn, "remember", query_id)
-        if isinstance(opened, str):
-            return opened
-        vault, engine, scope = opened
+        vault, engine, scope = pm.open_for_tool(memory, session, turn, "remember", query_id)
         try:  # Synapse's fields, read by the same rules as the CLI and the console
             priority = parse_priority(params.get("priority"))
             confidence = parse_confidence(params.get("confidence"))

@@ -95,10 +95,7 @@ class UpdateProfile(Tool):
             return "Error: current speaker is unavailable."
 
         memory = await self.plugin.settled()
-        opened = pm.open_for_tool(memory, session, turn, "update_profile", query_id)
-        if isinstance(opened, str):
-            return opened
-        vault, _, scope = opened
+        vault, _, scope = pm.open_for_tool(memory, session, turn, "update_profile", query_id)
         log.info(
             "memvault=update_profile_resolved query_id=%s target_scope=%s session_key=%s "
             "sender_id=%s value_len=%d",
