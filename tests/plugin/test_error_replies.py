@@ -140,3 +140,19 @@ async def test_every_tool_says_memory_is_unavailable_when_it_did_not_open(plugin
         plug.memory.engine = engine  # the fixture closes it
     wanted = "Error: memory is unavailable: index cannot be opened (disk gone)"
     assert replies == dict.fromkeys(TOOLS, wanted)
+
+
+@pytest.mark.parametrize("cls", error_kinds(), ids=lambda c: c.__qualname__)
+async def test_a_kb_upload_fails_with_the_message_of_any_memvault_error(plugin, monkeypatch, cls):
+    """The knowledge base's ingest answers FAILED with the message (before: only bad input;
+    a read-only vault or a full disk escaped to the host)."""
+    from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
+    from memvault_plugin import kb_upload
+
+    from tests.plugin.test_knowledge_engine import engine_for, upload
+
+    plug, host = plugin
+    exc = make(cls, MESSAGE)
+    monkeypatch.setattr(kb_upload, "ingest_document", raising(exc))
+    result = await engine_for(plug).ingest(upload(host, "notes.md", b"a note"))
+    assert (result.status, result.error_message) == (DocumentStatus.FAILED, str(exc))

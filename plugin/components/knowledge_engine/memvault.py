@@ -35,6 +35,7 @@ from memvault_plugin import pipeline_memory as pm
 from memvault_plugin import turn_ledger as tl
 from memvault_plugin.memory_service import MemoryUnavailableError
 
+from vault.errors import MemVaultError
 from vault.layout.names import UnsafeNameError
 from vault.layout.store import BadRequestError
 from vault.redaction.redact_forms import redacted_name
@@ -222,7 +223,7 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
                 text,
                 settings,
             )
-        except (BadRequestError, UnsafeNameError, ValueError) as exc:
+        except (MemVaultError, ValueError) as exc:  # any kind: the document fails, saying why
             return failed(str(exc))
         scope, target, ids = result
         log.info(
