@@ -78,3 +78,29 @@ def test_each_kind_has_an_exit_code_and_an_http_status(cls):
     assert outcome == OUTCOMES[cls.kind]
     assert outcome.exit_code >= 2 and 400 <= outcome.http_status < 600
     assert ApiError.of(exc, "x").status == outcome.http_status  # the console's status
+
+
+# `raise <built-in>(...)` that stays, by file and the built-in: none of them is a condition a
+# person or the machine causes (those are MemVaultError kinds), each says why.
+BUILTIN_RAISES_KEPT = {
+    ("indexer/sync/watcher.py", "RuntimeError"): "start() twice: a caller's bug",
+    ("console/http_limits.py", "TimeoutError"): "a socket reader's contract, as recv's own",
+    ("plugin/memvault_plugin/candidate_queue.py", "TimeoutError"): "drain(timeout) for tests "
+    "and shutdown, as asyncio.wait_for",
+}
+WATCHED = ("RuntimeError", "TimeoutError", "Exception", "ConnectionError", "BlockingIOError")
+
+
+def test_no_bare_runtime_error_is_raised_for_a_condition():
+    """ "Unavailable" or "busy" is a kind (vault.errors), never a bare RuntimeError: only the
+    programming errors in BUILTIN_RAISES_KEPT stay built-ins."""
+    found = set()
+    for path in production_modules():
+        where = path.relative_to(REPO).as_posix()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+                name = ast.unparse(node.exc.func)
+                if name in WATCHED:
+                    found.add((where, name))
+    assert found - set(BUILTIN_RAISES_KEPT) == set()
+    assert set(BUILTIN_RAISES_KEPT) <= found, "a kept raise is gone: drop it from the list"
