@@ -3,8 +3,9 @@
 Every error a person can act on is one of five kinds; each concrete error (BadRequestError,
 ConflictError, DiskFullError, IndexLockedError, ...) inherits its kind here and keeps its
 built-in base (ValueError, OSError, ...) for the code that already catches those. The CLI
-(memvault_cli) and the console (console.errors) both read OUTCOMES, so `memvault` and the
-HTTP API can never disagree about what an error is. This module imports nothing of MemVault:
+(memvault_cli), the console (console.errors) and the plugin's replies (memvault_plugin.
+error_reply) all read the kinds and OUTCOMES, so `memvault`, the HTTP API and the chat can
+never disagree about what an error is. This module imports nothing of MemVault:
 every layer may raise these (a message's redaction imports vault.redaction.redact when it is read).
 
 A built-in exception that is none of these is classified by what it means, not by its type
@@ -49,7 +50,9 @@ class NotFound(MemVaultError):
 
 
 class Conflict(MemVaultError):
-    """Someone else changed the file or holds its lock meanwhile: look again, then retry."""
+    """Someone else changed the file or holds its lock meanwhile: look again, then retry.
+    "Busy" (another process holds the vault's write lock: LockTimeoutError) is this kind,
+    not one of its own: the same exit code and HTTP status, and its message says whose."""
 
     kind: ClassVar[Kind] = "conflict"
 

@@ -20,6 +20,11 @@ class IndexMismatchError(Unavailable, RuntimeError):
     """The folder holds an index this code cannot use (other schema/model/format): rebuild it."""
 
 
+class IndexMissingError(Unavailable, FileNotFoundError):
+    """A reader asked for an index no writer has made yet: open it as writer once (`memvault
+    reindex`). A FileNotFoundError too, for the callers that treat it like a missing file."""
+
+
 def scope_keys(index_key: str | Sequence[str]) -> tuple[str, ...]:
     """The index keys a search filters on, each once, in order. A bare str is one key (it
     is also a Sequence of characters, which must never be read as keys)."""

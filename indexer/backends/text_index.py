@@ -16,6 +16,7 @@ from indexer.backends.backend import (
     DEFAULT_STATUSES,
     IndexLockedError,
     IndexMismatchError,
+    IndexMissingError,
     scope_keys,
 )
 from indexer.backends.records import ChunkDoc, Hit
@@ -105,7 +106,7 @@ class TextIndex:
             if not folder.is_dir() or not tantivy.Index.exists(str(folder)):
                 if not writable:
                     raise no_index_error(folder)
-                raise FileNotFoundError(f"no text index in {folder}: open it once as writer")
+                raise IndexMissingError(f"no text index in {folder}: open it once as writer")
             # tantivy creates a lock file even to read: where this process cannot write,
             # it reads through a shadow folder of links in the temp dir (indexer.sync.readonly).
             shadow = None if writable else ShadowDir(folder)

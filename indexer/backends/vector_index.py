@@ -25,6 +25,7 @@ from indexer.backends.backend import (
     DEFAULT_KINDS,
     DEFAULT_STATUSES,
     IndexMismatchError,
+    IndexMissingError,
     scope_keys,
 )
 from indexer.backends.records import ChunkDoc, Hit
@@ -113,7 +114,7 @@ class VectorIndex:
         elif not folder.is_dir():
             if not can_write(folder):  # and nobody here can build one: say what to do
                 raise no_index_error(folder)
-            raise FileNotFoundError(f"no vector index in {folder}: open it once as writer")
+            raise IndexMissingError(f"no vector index in {folder}: open it once as writer")
         self = cls(folder, embed, dim, identity, lock, embed_query)
         try:
             self._load()

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from vault.errors import Unavailable
 from vault.writes.safewrite import fsync_dir
 from vault.writes.tempfiles import removed_on_error
 
@@ -55,8 +56,9 @@ class Change:
     vecs: np.ndarray  # float32 (n, dim)
 
 
-class IdentityError(ValueError):
-    """The snapshot holds vectors of another model or dimension."""
+class IdentityError(Unavailable, ValueError):
+    """The snapshot holds vectors of another model or dimension (as IndexMismatchError, which
+    the vector index raises with it: rebuild the index)."""
 
 
 def read_snapshot(

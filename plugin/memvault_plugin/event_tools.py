@@ -1,5 +1,5 @@
 """What the four key-event tools share: is the feature on, whose events these are, and the
-one way each error reaches the model.
+run off the event loop (each error reaches the model through error_reply).
 
 LangBot cannot hide a plugin's tool per setting: the runtime lists every Tool component
 of the plugin's manifest (langbot_plugin runtime `PluginManager.list_tools`, read from the
@@ -18,10 +18,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from vault.events import FEATURE_OFF, Actor, EventType
-from vault.layout.names import UnsafeNameError
-from vault.layout.store import BadRequestError, NotFoundError
 from vault.writes.operations import Vault
-from vault.writes.safewrite import ConflictError, LockTimeoutError
 
 from . import pipeline_memory as pm
 
@@ -32,7 +29,6 @@ NO_SENDER = (
     "Error: key events belong to a person, and LangBot did not say who is speaking in this "
     "turn; nothing was changed."
 )
-ERRORS = (BadRequestError, NotFoundError, UnsafeNameError, ConflictError, LockTimeoutError)
 
 
 async def open_turn(
@@ -48,10 +44,7 @@ async def open_turn(
         return refusal
     if not turn.sender_id:
         return NO_SENDER
-    opened = pm.open_for_tool(memory, session, turn, name, query_id)
-    if isinstance(opened, str):
-        return opened
-    vault, _, scope = opened
+    vault, _, scope = pm.open_for_tool(memory, session, turn, name, query_id)
     actor = Actor(
         bot=scope.bot,
         person=turn.sender_id,
@@ -71,13 +64,10 @@ async def open_turn(
     return vault, actor, types
 
 
-async def run(tool: Any, name: str, query_id: int, fn: Callable[..., T], *args: Any) -> T | str:
-    """`fn(*args)` off the event loop; a refusal becomes `Error: ...` for the model."""
-    try:
-        return await tool.plugin.memory.run(fn, *args)
-    except ERRORS as exc:
-        log.info("memvault=%s_refused query_id=%s reason=%r", name, query_id, str(exc))
-        return f"Error: {exc}"
+async def run(tool: Any, fn: Callable[..., T], *args: Any) -> T:
+    """`fn(*args)` off the event loop; a refusal (any MemVaultError) is raised for the tool's
+    error_reply.replies_errors to answer as `Error: ...`."""
+    return await tool.plugin.memory.run(fn, *args)
 
 
 def text_param(params: dict[str, Any], name: str) -> str | None:

@@ -8,6 +8,7 @@ import json
 import re
 from typing import Any
 
+from vault.errors import BadInput
 from vault.format.episodes import parse_episode
 from vault.format.jsonin import load_json
 from vault.format.model import FormatError
@@ -23,7 +24,7 @@ TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".text")
 _HEADING = re.compile(r"^#{1,3}\s+\S")
 
 
-class UnsupportedFile(ValueError):
+class UnsupportedFile(BadInput, ValueError):
     pass
 
 

@@ -24,6 +24,7 @@ from indexer.jobs.consolidate_select import ConsolidateSettings
 from indexer.jobs.llm import LLM
 from indexer.retrieval.relevance import DEFAULT_FLOOR
 from indexer.retrieval.search import SearchResult
+from vault.errors import BadInput, Unavailable
 from vault.events import EventType, EventTypeError, parse_event_types
 from vault.format.model import (
     DEFAULT_PROFILE_LIMITS,
@@ -54,8 +55,13 @@ def default_vault_path() -> Path:
     return vault_location.default_vault_path(os.environ, vault_location.PLUGIN_DIR, Path.home())
 
 
-class SettingsError(ValueError):
+class SettingsError(BadInput, ValueError):
     """A plugin setting cannot be used; the message names the setting and the fix."""
+
+
+class MemoryUnavailableError(Unavailable):
+    """The vault or the index did not open (the health warnings say why): memory is off
+    until the settings or the disk are fixed and the plugin restarts."""
 
 
 @dataclass(frozen=True)
@@ -349,5 +355,5 @@ class MemoryService:
     def require(self) -> tuple[Vault, Engine]:
         if self.vault is None or self.engine is None:
             reason = "; ".join(self.warnings) or "the memory service has not started"
-            raise RuntimeError(f"memory is unavailable: {reason}")
+            raise MemoryUnavailableError(f"memory is unavailable: {reason}")
         return self.vault, self.engine

@@ -23,6 +23,7 @@ from typing import Any
 
 from langbot_plugin.api.proxies.query_based_api import QueryBasedAPIProxy
 
+from vault.errors import MemVaultError
 from vault.format.jsonin import load_json
 
 from .kb_cache import KbCache, list_key
@@ -174,12 +175,13 @@ def opt_in_error(turn: ToolCall) -> str | None:
 
 def open_for_tool(
     memory: Any, session: Any, turn: ToolCall, tool: str, query_id: int
-) -> tuple[Any, Any, Any] | str:
-    """(vault, engine, scope) for a tool call, or the error text the model gets."""
+) -> tuple[Any, Any, Any]:
+    """(vault, engine, scope) for a tool call. Memory unavailable, or a scope it cannot use,
+    raises its MemVaultError: the tool's error_reply.replies_errors answers `Error: ...`."""
     try:
         vault, engine = memory.require()
         scope = memory.scope_of_launcher(session.launcher_type, session.launcher_id, turn.bot_uuid)
-    except (RuntimeError, ValueError) as exc:
+    except MemVaultError as exc:
         log.warning("memvault=%s_failed query_id=%s error=%r", tool, query_id, str(exc))
-        return f"Error: {exc}"
+        raise
     return vault, engine, scope

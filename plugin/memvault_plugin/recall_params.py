@@ -13,13 +13,14 @@ from typing import Any
 
 from indexer.retrieval.filters import Filters as FieldFilters
 from indexer.retrieval.filters import parse_filters
+from vault.errors import BadInput
 from vault.format.model import Episode
 from vault.layout.store import BadRequestError
 
 STATUSES = ("active", "superseded", "archived", "deleted")
 
 
-class BadTimestamp(ValueError):
+class BadTimestamp(BadInput, ValueError):
     pass
 
 

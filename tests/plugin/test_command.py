@@ -644,12 +644,15 @@ async def test_bot_uuid_comes_from_the_host(tmp_path):
     assert A.GET_BOT_UUID.value in host.calls
 
 
+HELD = "another MemVault process (pid 9) has held the vault lock for 30s: wait for it to finish"
+MOVED = "notes.md changed on disk since you opened it: reload it and apply your change again"
+
+
 @pytest.mark.parametrize(
     ("fault", "reply"),
     [
-        (LockTimeoutError("held"), "[Memory] The vault is busy with another write: try again."),
-        (ConflictError("moved"), "[Memory] The memory file changed while it was being edited: "
-                                 "run it again."),
+        (LockTimeoutError(HELD), f"[Memory] {HELD}"),  # busy is a conflict (vault.errors)
+        (ConflictError(MOVED), f"[Memory] {MOVED}"),
     ],
 )  # fmt: skip
 async def test_vault_contention_becomes_a_retry_hint(plugin, host, monkeypatch, fault, reply):

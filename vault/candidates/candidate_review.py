@@ -25,6 +25,7 @@ from vault.candidates.candidate_store import (
     load_candidates,
     redact_candidate,
 )
+from vault.errors import Internal
 from vault.format.episodes import split_front_matter
 from vault.format.model import CORRECTION_TAGS, Episode, FormatError, Profile
 from vault.format.tags import tag_keys
@@ -178,7 +179,7 @@ def _free_id(vault: Vault, scope: ScopeId, episode: Episode) -> str:
         new_id = f"ep_{episode.created_at:%Y%m%d}_{secrets.token_hex(3)}"
         if not vault.layout.new_episode_path(scope, new_id, episode.created_at).exists():
             return new_id
-    raise RuntimeError("could not find a free episode id after 20 tries")
+    raise Internal("could not find a free episode id after 20 tries")
 
 
 def _correction_target(vault: Vault, scope: ScopeId, c: Candidate) -> StoredEpisode | None:

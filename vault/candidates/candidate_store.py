@@ -23,6 +23,7 @@ from vault.candidates.candidate_file import (
     parse_candidate,
     render_candidate,
 )
+from vault.errors import Internal
 from vault.format.model import FormatError, Problem, Speaker
 from vault.format.tags import normalise_tags
 from vault.layout.keys import ScopeId
@@ -209,4 +210,4 @@ def _create(vault: Vault, txn: Txn, folder: Path, candidate: Candidate) -> Candi
             return fresh
         if candidate.id:
             raise BadRequestError(f"a candidate file {cid} already exists: pick another id")
-    raise RuntimeError("could not find a free candidate id after 20 tries")
+    raise Internal("could not find a free candidate id after 20 tries")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from vault.errors import Internal
 from vault.events.event_file import (
     MAX_NOTE,
     MAX_SUMMARY,
@@ -130,7 +131,7 @@ def open_event(
                 txn.record("open_event", "event", event.id, f"{name}: {text}")
                 rel = vault.layout.rel(path)
                 return StoredEvent(event, path, rel, content_hash(data))
-        raise RuntimeError("could not find a free event id after 20 tries")
+        raise Internal("could not find a free event id after 20 tries")
 
 
 def update_event(

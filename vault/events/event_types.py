@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from vault.errors import BadInput
 from vault.layout.store import BadRequestError
 
 MAX_TYPES = 30
@@ -22,7 +23,7 @@ _NAME = re.compile(r"[^\W_][\w-]{0,39}")
 NAME_RULE = "1 to 40 letters, digits, _ or -, starting with a letter or digit (e.g. order_issue)"
 
 
-class EventTypeError(ValueError):
+class EventTypeError(BadInput, ValueError):
     """The event-type setting cannot be used; the message names the item and the fix."""
 
 

@@ -78,8 +78,9 @@ def commit_paths(
     and stay uncommitted (vault.git.gitplan). Without it every path is taken as it is.
 
     Returns the new commit's hex sha, or None when the tree would not change or ``root``
-    is not a repository. Raises ValueError for a bad path and GitCommitError when the
-    index stays locked or HEAD keeps moving underneath us. ``repair_index`` (making up an
+    is not a repository. Raises ValueError for a bad path (a caller's bug) and
+    GitCommitError when the index stays locked, HEAD keeps moving underneath us, or the
+    files and HEAD disagree on what is a file and what a folder. ``repair_index`` (making up an
     interrupted commit) also re-syncs these paths' index entries when HEAD already has
     them: a process killed between moving HEAD and writing the index left them stale.
     """
@@ -249,12 +250,12 @@ def _tree_changes(repo: Repo, base_id: ObjectID | None, taken: Snapshot) -> list
                 if snap is None:
                     continue  # a parent is a file in HEAD, so the path is not there
                 name = path.decode(errors="replace")
-                raise ValueError(f"a parent of {name} is a file in HEAD") from None
+                raise GitCommitError(f"a parent of {name} is a file in HEAD") from None
         if snap is None:
             if mode is not None:  # commit_tree_changes raises on deleting what is absent
                 changes.append((path, None, None))
         elif mode is not None and stat.S_ISDIR(mode):
-            raise ValueError(f"{path.decode(errors='replace')} is a folder in HEAD")
+            raise GitCommitError(f"{path.decode(errors='replace')} is a folder in HEAD")
         else:
             changes.append((path, FILE_MODE, snap[1].id))
     return changes

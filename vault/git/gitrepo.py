@@ -26,6 +26,7 @@ from dulwich.index import (
 from dulwich.objects import Blob
 from dulwich.repo import Repo
 
+from vault.errors import Unavailable
 from vault.git import gitlock
 from vault.git.gitlock import IndexLock
 
@@ -43,8 +44,9 @@ Snapshot = dict[bytes, tuple[os.stat_result, Blob] | None]
 Expected = dict[bytes, set[str | None]]
 
 
-class GitCommitError(RuntimeError):
-    """The vault is a repository, but a commit could not be made safely."""
+class GitCommitError(Unavailable, RuntimeError):
+    """The vault is a repository, but a commit could not be made safely (git's lock held by
+    another program, an index or history it cannot write over): unavailable, fix and retry."""
 
 
 def git_path(path: str) -> bytes:
@@ -138,7 +140,7 @@ def snapshot(
             continue
         if not stat.S_ISREG(st.st_mode):
             if want is None:
-                raise ValueError(f"not a regular file: {os.fsdecode(path)}")
+                raise GitCommitError(f"not a regular file: {os.fsdecode(path)}")
             if left is not None:
                 left.append(os.fsdecode(path))
             continue

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+from vault.errors import Internal
 from vault.format.durations import parse_duration
 from vault.format.episode_fields import clean_text
 from vault.format.episodes import normalise_body, render_episode
@@ -162,4 +163,4 @@ def create_episode_file(
             return candidate
         if episode_id:
             raise BadRequestError(f"an episode file {new_id} already exists: pick another id")
-    raise RuntimeError("could not find a free episode id after 20 tries")
+    raise Internal("could not find a free episode id after 20 tries")

@@ -19,10 +19,9 @@ from langbot_plugin.api.definition.components.command.command import Command
 from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext
 from langbot_plugin.api.proxies.query_based_api import QueryBasedAPIProxy
 from memvault_plugin import pipeline_memory as pm
+from memvault_plugin.error_reply import command_reply
 
-from vault.layout.names import UnsafeNameError
-from vault.layout.store import BadRequestError, NotFoundError
-from vault.writes.safewrite import ConflictError, LockTimeoutError
+from vault.errors import MemVaultError, kind_of
 
 from . import memory_actions as act
 from . import memory_bulk as bulk
@@ -31,7 +30,7 @@ from . import memory_events as events
 from . import memory_transfer as transfer
 from .memory_consolidate import consolidate
 from .memory_health import health
-from .memory_views import echo, one_line
+from .memory_views import echo
 
 log = logging.getLogger(__name__)
 
@@ -151,27 +150,14 @@ class Memory(Command):
         try:
             call = await self._call(ctx, with_kb=spec.name in ("", "health"))
             scope = call.scope.session_key
-            if spec.needs_memory:
-                try:
-                    vault, engine = call.memory.require()
-                except RuntimeError as exc:
-                    raise act.Reply(
-                        f"[Memory] {one_line(str(exc))}. Run !memory health for details.",
-                        "unavailable",
-                    ) from None
+            if spec.needs_memory:  # MemoryUnavailableError: answered below, by its kind
+                vault, engine = call.memory.require()
                 call = replace(call, vault=vault, engine=engine)
             text = await call.memory.run(spec.run, call)
         except act.Reply as reply:
             text, outcome = reply.text, reply.outcome
-        except (BadRequestError, UnsafeNameError) as exc:
-            text, outcome = f"[Memory] {one_line(str(exc))}", "bad_request"
-        except NotFoundError as exc:
-            text, outcome = f"[Memory] {one_line(str(exc))}", "not_found"
-        except LockTimeoutError:
-            text, outcome = "[Memory] The vault is busy with another write: try again.", "busy"
-        except ConflictError:
-            text = "[Memory] The memory file changed while it was being edited: run it again."
-            outcome = "conflict"
+        except MemVaultError as exc:  # any kind: its message, through the one table
+            text, outcome = command_reply(exc, name, getattr(ctx, "query_id", None)), exc.kind
         except Exception as exc:  # noqa: BLE001 - the user must always get an answer
             log.exception(
                 "memvault=command_failed sub=%s scope=%s query_id=%s error=%r",
@@ -184,7 +170,7 @@ class Memory(Command):
                 f"[Memory] {name} failed ({type(exc).__name__}); the details are in the "
                 "plugin log. Run !memory health."
             )
-            outcome = "error"
+            outcome = kind_of(exc)  # an OSError is unavailable, anything else a bug
         log.info(
             "memvault=command sub=%s scope=%s query_id=%s outcome=%s chars=%d ms=%.1f",
             name,
@@ -218,7 +204,7 @@ class Memory(Command):
             if not bot_uuid:
                 raise act.Reply(
                     "[Memory] LangBot did not say which bot this chat belongs to: try again.",
-                    "error",
+                    "unavailable",
                 ) from None
         try:
             query_vars = await api.get_query_vars() or {}
@@ -239,9 +225,7 @@ class Memory(Command):
                 ctx.session.launcher_type, ctx.session.launcher_id, bot_uuid
             )
         except ValueError as exc:
-            raise act.Reply(
-                f"[Memory] This chat has no usable scope: {exc}", "bad_request"
-            ) from None
+            raise act.Reply(f"[Memory] This chat has no usable scope: {exc}", "bad_input") from None
         return act.Call(
             memory=memory,
             scope=scope,

@@ -139,7 +139,7 @@ def import_l2(call: Call) -> str:
     try:
         payload = load_json(" ".join(call.params[1:]), "the JSON")
     except json.JSONDecodeError as exc:
-        raise Reply(f"Invalid JSON: {exc}", "bad_request") from None
+        raise Reply(f"Invalid JSON: {exc}", "bad_input") from None
     # Any of our exports: `!memory export` (profiles only), `export l2` (episodes only),
     # `memvault export` / the console's (both), and LongTermMemory's of either kind.
     if isinstance(payload, list):
@@ -151,9 +151,9 @@ def import_l2(call: Call) -> str:
     ):
         items = payload.get("episodes", [])
     else:
-        raise Reply("L2 import JSON must be a list or an object with episodes.", "bad_request")
+        raise Reply("L2 import JSON must be a list or an object with episodes.", "bad_input")
     if not all(isinstance(item, dict) for item in items):
-        raise Reply("Each imported episode must be an object.", "bad_request")
+        raise Reply("Each imported episode must be an object.", "bad_input")
     result = import_payload(call.v, call.scope, payload, source="import")
     return import_text(result)
 

@@ -43,6 +43,7 @@ from memvault_plugin import pipeline_memory as pm
 from memvault_plugin import prompt_route
 from memvault_plugin import turn_ledger as tl
 from memvault_plugin.injection_turn import Turn, TurnInput, ltm_context, prepare
+from memvault_plugin.memory_service import MemoryUnavailableError
 
 log = logging.getLogger(__name__)
 
@@ -201,9 +202,9 @@ class MemoryInjector(EventListener):
         """None when memory is unavailable (logged); the turn then goes on without it."""
         try:
             if memory is None:
-                raise RuntimeError("memory is unavailable: the plugin did not initialise")
+                raise MemoryUnavailableError("memory is unavailable: the plugin did not initialise")
             vault, engine = memory.require()
-        except RuntimeError as exc:
+        except MemoryUnavailableError as exc:
             log.warning(
                 "memvault=injection_skipped query_id=%s kb_id=%s reason=memory_unavailable "
                 "error=%r",

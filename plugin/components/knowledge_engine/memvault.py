@@ -33,7 +33,9 @@ from memvault_plugin import kb_upload as up
 from memvault_plugin import knowledge_store as ks
 from memvault_plugin import pipeline_memory as pm
 from memvault_plugin import turn_ledger as tl
+from memvault_plugin.memory_service import MemoryUnavailableError
 
+from vault.errors import MemVaultError
 from vault.layout.names import UnsafeNameError
 from vault.layout.store import BadRequestError
 from vault.redaction.redact_forms import redacted_name
@@ -67,13 +69,13 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
         problem = ks.settings_conflict(memory.settings, config or {})
         if problem:
             log.warning("memvault=kb_create_refused kb=%s reason=%r", kb_id, problem)
-            raise ValueError(problem)
+            raise BadRequestError(problem)
         import_scope = str((config or {}).get("import_scope") or "").strip()
         if import_scope:
             try:
                 ks.parse_session_key(import_scope, self._isolation())
             except (BadRequestError, UnsafeNameError, ValueError) as exc:
-                raise ValueError(f"import_scope: {exc}") from exc
+                raise BadRequestError(f"import_scope: {exc}") from exc
         configs = await pm.memory_kb_configs(self.plugin)
         configs[kb_id] = dict(config or {})
         await self.plugin.set_plugin_storage(ks.KB_CONFIGS_KEY, json.dumps(configs).encode())
@@ -90,7 +92,7 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
         self.plugin.kb_cache.changed(configs)  # the next turn no longer sees it
         try:
             vault, _ = self.plugin.memory.require()
-        except RuntimeError as exc:
+        except MemoryUnavailableError as exc:
             log.warning("memvault=kb_delete kb=%s library_kept reason=%r", kb_id, str(exc))
             return
         removed = await self.plugin.memory.run(self._drop_library, vault, kb_id)
@@ -132,7 +134,7 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
             vault, engine = memory.require()
             scope = memory.scope(session, str(settings.get("bot_uuid") or "") or None)
             library = ks.library_scope(kb_id) if kb_id else None
-        except (RuntimeError, ValueError) as exc:
+        except (MemoryUnavailableError, ValueError) as exc:
             log.warning("memvault=retrieve_failed kb=%s error=%r", kb_id, str(exc))
             return RetrievalResponse(results=[], total_found=0)
         req = kr.RetrieveInput(
@@ -194,7 +196,7 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
         memory = await self.plugin.settled()
         try:
             vault, _ = memory.require()
-        except RuntimeError as exc:
+        except MemoryUnavailableError as exc:
             return failed(str(exc))
         parsed = context.parsed_content.text if context.parsed_content else ""
         if parsed and not filename.lower().endswith(".json"):
@@ -221,7 +223,7 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
                 text,
                 settings,
             )
-        except (BadRequestError, UnsafeNameError, ValueError) as exc:
+        except (MemVaultError, ValueError) as exc:  # any kind: the document fails, saying why
             return failed(str(exc))
         scope, target, ids = result
         log.info(
@@ -246,7 +248,7 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
         memory = await self.plugin.settled()
         try:
             vault, _ = memory.require()
-        except RuntimeError as exc:
+        except MemoryUnavailableError as exc:
             log.warning("memvault=delete_document_failed doc=%s error=%r", document_id, str(exc))
             return False
 

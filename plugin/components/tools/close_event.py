@@ -7,11 +7,13 @@ from typing import Any
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider import session as provider_session
 from memvault_plugin import event_tools as et
+from memvault_plugin.error_reply import replies_errors
 
 from vault.events import close_event
 
 
 class CloseEvent(Tool):
+    @replies_errors("close_event")
     async def call(
         self, params: dict[str, Any], session: provider_session.Session, query_id: int
     ) -> str:
@@ -21,15 +23,11 @@ class CloseEvent(Tool):
         vault, actor, _ = opened
         done = await et.run(
             self,
-            "close_event",
-            query_id,
             close_event,
             vault,
             actor,
             params.get("id"),
             params.get("resolution"),
         )
-        if isinstance(done, str):
-            return done
         e = done.event
         return f"Closed key event {e.id} ({e.type}): {e.resolution}"

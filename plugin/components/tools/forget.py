@@ -8,15 +8,15 @@ from typing import Any
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider import session as provider_session
 from memvault_plugin import pipeline_memory as pm
+from memvault_plugin.error_reply import replies_errors
 
-from vault.layout.names import UnsafeNameError
-from vault.layout.store import BadRequestError, NotFoundError
-from vault.writes.safewrite import ConflictError
+from vault.layout.store import NotFoundError
 
 log = logging.getLogger(__name__)
 
 
 class Forget(Tool):
+    @replies_errors("forget")
     async def call(
         self, params: dict[str, Any], session: provider_session.Session, query_id: int
     ) -> str:
@@ -31,10 +31,7 @@ class Forget(Tool):
         episode_id = episode_id.strip()
 
         memory = await self.plugin.settled()
-        opened = pm.open_for_tool(memory, session, turn, "forget", query_id)
-        if isinstance(opened, str):
-            return opened
-        vault, _, scope = opened
+        vault, _, scope = pm.open_for_tool(memory, session, turn, "forget", query_id)
         log.info(
             "memvault=tool_called tool=forget query_id=%s kb_id=%s user_key=%s episode_id=%s",
             query_id,
@@ -48,7 +45,9 @@ class Forget(Tool):
             )
         except NotFoundError:
             # Upstream reports success either way; saying so would make the model claim a
-            # deletion that did not happen (e.g. an id from another chat).
+            # deletion that did not happen (e.g. an id from another chat). Any other refusal
+            # (an id two files share, a person's edit git could not keep first) is
+            # replies_errors': nothing was deleted, and its message says what to do.
             log.info(
                 "memvault=forget_refused query_id=%s user_key=%s episode_id=%s reason=not_in_scope",
                 query_id,
@@ -59,10 +58,6 @@ class Forget(Tool):
                 f"Error: no episode {episode_id} in this chat's memory; nothing was deleted. "
                 "Use recall_memory to find the id."
             )
-        except (BadRequestError, UnsafeNameError, ConflictError) as exc:
-            # An id two files share, or a person's edit that could not be kept in git first:
-            # nothing was deleted, and the message says what the person can do.
-            return f"Error: {exc}"
         log.info(
             "memvault=forget_done query_id=%s user_key=%s episode_id=%s",
             query_id,

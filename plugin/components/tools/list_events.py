@@ -8,6 +8,7 @@ from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider import session as provider_session
 from memvault_plugin import event_tools as et
 from memvault_plugin import events_block
+from memvault_plugin.error_reply import replies_errors
 
 from vault.events import STATUS_FILTERS, load_events, select
 from vault.layout.layout import Layout
@@ -20,6 +21,7 @@ def _list(layout: Layout, bot: str | None, person: str, status: str) -> list[Any
 
 
 class ListEvents(Tool):
+    @replies_errors("list_events")
     async def call(
         self, params: dict[str, Any], session: provider_session.Session, query_id: int
     ) -> str:
@@ -30,11 +32,7 @@ class ListEvents(Tool):
         if isinstance(opened, str):
             return opened
         vault, actor, types = opened
-        found = await et.run(
-            self, "list_events", query_id, _list, vault.layout, actor.bot, actor.person, status
-        )
-        if isinstance(found, str):
-            return found
+        found = await et.run(self, _list, vault.layout, actor.bot, actor.person, status)
         shown = events_block.listing(found[:MAX_LISTED], status, types)
         if len(found) > MAX_LISTED:
             shown += f"\n({len(found) - MAX_LISTED} older one(s) not shown.)"

@@ -7,11 +7,13 @@ from typing import Any
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider import session as provider_session
 from memvault_plugin import event_tools as et
+from memvault_plugin.error_reply import replies_errors
 
 from vault.events import StoredEvent, open_event
 
 
 class OpenEvent(Tool):
+    @replies_errors("open_event")
     async def call(
         self, params: dict[str, Any], session: provider_session.Session, query_id: int
     ) -> str:
@@ -21,8 +23,6 @@ class OpenEvent(Tool):
         vault, actor, types = opened
         done = await et.run(
             self,
-            "open_event",
-            query_id,
             open_event,
             vault,
             actor,
@@ -30,8 +30,6 @@ class OpenEvent(Tool):
             params.get("summary"),
             types,
         )
-        if isinstance(done, str):
-            return done
         return _opened(done)
 
 

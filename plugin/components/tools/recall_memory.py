@@ -23,6 +23,7 @@ from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider import session as provider_session
 from memvault_plugin import knowledge_store as ks
 from memvault_plugin import pipeline_memory as pm
+from memvault_plugin.error_reply import replies_errors
 from memvault_plugin.memory_service import relevant
 from memvault_plugin.recall_params import Recall, parse_recall
 from memvault_plugin.recall_text import NOTHING, by_priority, recall_text
@@ -131,6 +132,7 @@ def listing(
 
 
 class RecallMemory(Tool):
+    @replies_errors("recall_memory")
     async def call(
         self, params: dict[str, Any], session: provider_session.Session, query_id: int
     ) -> str:
@@ -147,10 +149,7 @@ class RecallMemory(Tool):
             return ask
 
         memory = await self.plugin.settled()
-        opened = pm.open_for_tool(memory, session, turn, "recall_memory", query_id)
-        if isinstance(opened, str):
-            return opened
-        vault, engine, scope = opened
+        vault, engine, scope = pm.open_for_tool(memory, session, turn, "recall_memory", query_id)
         log.info(
             "memvault=recall_searching query_id=%s kb_id=%s user_key=%s top_k=%d status=%s "
             "filters=%s fields=%s query_len=%d",

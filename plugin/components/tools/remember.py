@@ -8,11 +8,11 @@ from typing import Any
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider import session as provider_session
 from memvault_plugin import pipeline_memory as pm
+from memvault_plugin.error_reply import replies_errors
 
 from indexer.supersede import supersede_on_correction
 from vault.format.field_input import parse_confidence, parse_expiry, parse_priority
 from vault.format.model import CATEGORIES, Speaker
-from vault.layout.names import UnsafeNameError
 from vault.layout.store import BadRequestError
 
 log = logging.getLogger(__name__)
@@ -53,6 +53,7 @@ def optional_text(raw: Any) -> str | None | bool:
 
 
 class Remember(Tool):
+    @replies_errors("remember")
     async def call(
         self, params: dict[str, Any], session: provider_session.Session, query_id: int
     ) -> str:
@@ -83,10 +84,7 @@ class Remember(Tool):
             return f"Error: category must be one of {', '.join(CATEGORIES)}."
 
         memory = await self.plugin.settled()
-        opened = pm.open_for_tool(memory, session, turn, "remember", query_id)
-        if isinstance(opened, str):
-            return opened
-        vault, engine, scope = opened
+        vault, engine, scope = pm.open_for_tool(memory, session, turn, "remember", query_id)
         try:  # Synapse's fields, read by the same rules as the CLI and the console
             priority = parse_priority(params.get("priority"))
             confidence = parse_confidence(params.get("confidence"))
@@ -114,24 +112,21 @@ class Remember(Tool):
             expires_at.isoformat() if expires_at else "-",
             len(content),
         )
-        try:
-            episode = await memory.run(
-                vault.remember,
-                scope,
-                content,
-                speaker=speaker,
-                tags=tags,
-                importance=importance,
-                key=key,
-                category=category,
-                source="agent",
-                query_id=query_id,
-                priority=priority,
-                confidence=confidence,
-                expires_at=expires_at,
-            )
-        except (BadRequestError, UnsafeNameError) as exc:
-            return f"Error: {exc}"
+        episode = await memory.run(
+            vault.remember,
+            scope,
+            content,
+            speaker=speaker,
+            tags=tags,
+            importance=importance,
+            key=key,
+            category=category,
+            source="agent",
+            query_id=query_id,
+            priority=priority,
+            confidence=confidence,
+            expires_at=expires_at,
+        )
         superseded: list[str] = []
         try:
             superseded = await memory.run(supersede_on_correction, engine, vault, scope, episode)

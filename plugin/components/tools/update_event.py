@@ -8,11 +8,13 @@ from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider import session as provider_session
 from memvault_plugin import event_tools as et
 from memvault_plugin import events_block
+from memvault_plugin.error_reply import replies_errors
 
 from vault.events import update_event
 
 
 class UpdateEvent(Tool):
+    @replies_errors("update_event")
     async def call(
         self, params: dict[str, Any], session: provider_session.Session, query_id: int
     ) -> str:
@@ -22,15 +24,11 @@ class UpdateEvent(Tool):
         vault, actor, _ = opened
         done = await et.run(
             self,
-            "update_event",
-            query_id,
             update_event,
             vault,
             actor,
             params.get("id"),
             params.get("note"),
         )
-        if isinstance(done, str):
-            return done
         e = done.event
         return f"Noted on key event {e.id} ({e.type}, still open): {events_block.last_note(e)}"

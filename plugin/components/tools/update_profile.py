@@ -14,9 +14,8 @@ from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider import session as provider_session
 from memvault_plugin import pipeline_memory as pm
 from memvault_plugin import prompting
+from memvault_plugin.error_reply import replies_errors
 
-from vault.layout.names import UnsafeNameError
-from vault.layout.store import BadRequestError
 from vault.redaction.redact_forms import redacted_name
 
 log = logging.getLogger(__name__)
@@ -44,6 +43,7 @@ def normalize_fact_key(raw: Any) -> str:
 
 
 class UpdateProfile(Tool):
+    @replies_errors("update_profile")
     async def call(
         self, params: dict[str, Any], session: provider_session.Session, query_id: int
     ) -> str:
@@ -95,10 +95,7 @@ class UpdateProfile(Tool):
             return "Error: current speaker is unavailable."
 
         memory = await self.plugin.settled()
-        opened = pm.open_for_tool(memory, session, turn, "update_profile", query_id)
-        if isinstance(opened, str):
-            return opened
-        vault, _, scope = opened
+        vault, _, scope = pm.open_for_tool(memory, session, turn, "update_profile", query_id)
         log.info(
             "memvault=update_profile_resolved query_id=%s target_scope=%s session_key=%s "
             "sender_id=%s value_len=%d",
@@ -108,23 +105,20 @@ class UpdateProfile(Tool):
             turn.sender_id,
             len(value),
         )
-        try:
-            profile = await memory.run(
-                vault.update_profile,
-                scope,
-                field,
-                action,
-                value,
-                speaker=turn.sender_id if target == "speaker" else None,
-                fact_key=fact_key or None,
-                previous_value=previous_value.strip() or None,
-                source="agent",
-                query_id=query_id,
-                # Fills the speaker profile's name only while it is empty (profile_ops).
-                speaker_name=turn.sender_name or None,
-            )
-        except (BadRequestError, UnsafeNameError) as exc:
-            return f"Error: {exc}"
+        profile = await memory.run(
+            vault.update_profile,
+            scope,
+            field,
+            action,
+            value,
+            speaker=turn.sender_id if target == "speaker" else None,
+            fact_key=fact_key or None,
+            previous_value=previous_value.strip() or None,
+            source="agent",
+            query_id=query_id,
+            # Fills the speaker profile's name only while it is empty (profile_ops).
+            speaker_name=turn.sender_name or None,
+        )
         log.info(
             "memvault=update_profile_stored query_id=%s target_scope=%s field=%s action=%s "
             "session_key=%s",

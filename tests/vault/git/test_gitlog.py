@@ -306,7 +306,7 @@ def test_file_replacing_a_tracked_folder_is_refused_and_unlocks(repo: Path) -> N
     (repo / "a" / "b.md").unlink()
     (repo / "a").rmdir()
     write(repo, "a", "now a file\n")
-    with pytest.raises(ValueError, match="folder in HEAD"):
+    with pytest.raises(GitCommitError, match="folder in HEAD"):
         commit_paths(repo, ["a"], "m")
     assert not (repo / ".git" / "index.lock").exists()
     assert commit_count(repo) == 1
