@@ -23,7 +23,6 @@ from vault.candidates.candidate_store import (
     StoredCandidate,
     find_candidate,
     load_candidates,
-    redact_candidate,
 )
 from vault.format.episodes import split_front_matter
 from vault.format.model import CORRECTION_TAGS, Episode, FormatError, Profile
@@ -132,10 +131,14 @@ def _edited(c: Candidate, text: str | None, value: str | None) -> Candidate:
         return c
     if "value" in changes and c.kind != "profile":
         raise BadRequestError("only a profile candidate has a value: pass the text instead")
-    redacted = redact_candidate(dataclasses.replace(c, **changes))
-    if redacted is None or not redacted.body or (c.kind == "profile" and not redacted.value):
-        raise BadRequestError("the edited text is empty (or only a secret): write the memory")
-    return redacted
+    edited = dataclasses.replace(c, **changes)
+    # Not redacted here: the memory it becomes is, once, where every memory is (an episode in
+    # vault.writes.episode_create.build_episode, a profile value in
+    # vault.redaction.redact_write.scrub_profile_value), and so is the audit line (Txn.record);
+    # a text that is only a secret is refused there.
+    if not edited.body or (c.kind == "profile" and not edited.value):
+        raise BadRequestError("the edited text is empty: write the memory")
+    return edited
 
 
 def _accept_episode(
@@ -155,7 +158,7 @@ def _accept_episode(
         vault.refuse_secret(target, "accepting a correction of it")  # before anything changes
     now = vault.clock()
     undo = _mark(txn, stored, {"status": "accepted", "accepted_as": episode.id, "decided_at": now})
-    txn.record("accept_candidate", "candidate", c.id, f"as episode {episode.id}: {c.body}")
+    txn.record("accept_candidate", "candidate", c.id, f"as episode {episode.id}: {episode.body}")
     try:
         episode = vault.add_episode(txn, episode, episode.id, audit_as="remember")
     except BaseException:
