@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -31,6 +30,7 @@ from vault.format.yamledit import edit_value, rt_edit
 from vault.format.yamlio import decode
 from vault.layout.keys import ScopeId
 from vault.layout.store import BadRequestError, NotFoundError, StoredEpisode
+from vault.writes.fresh_ids import dated_id, free_id
 from vault.writes.operations import Vault
 from vault.writes.profile_ops import edit_profile_in
 from vault.writes.safewrite import ConflictError, content_hash, remove_file, rewrite
@@ -177,11 +177,9 @@ def _accept_episode(
 
 
 def _free_id(vault: Vault, scope: ScopeId, episode: Episode) -> str:
-    for _ in range(20):
-        new_id = f"ep_{episode.created_at:%Y%m%d}_{secrets.token_hex(3)}"
-        if not vault.layout.new_episode_path(scope, new_id, episode.created_at).exists():
-            return new_id
-    raise RuntimeError("could not find a free episode id after 20 tries")
+    at = episode.created_at
+    taken = lambda i: vault.layout.new_episode_path(scope, i, at).exists()  # noqa: E731
+    return free_id("episode", lambda: dated_id("ep", at), taken)
 
 
 def _correction_target(vault: Vault, scope: ScopeId, c: Candidate) -> StoredEpisode | None:
