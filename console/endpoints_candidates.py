@@ -25,7 +25,7 @@ from vault.candidates import (
 )
 from vault.format.views import candidate_json, episode_full, iso
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError
+from vault.layout.store import BadRequestError, page_count
 
 PAGE_SIZE = 20
 MAX_ID = 200  # checked again (64, plain token) by vault.candidates
@@ -59,7 +59,7 @@ def candidates(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     return {
         "total": len(chosen),
         "page": page,
-        "pages": max(1, -(-len(chosen) // size)),
+        "pages": page_count(len(chosen), size),
         "page_size": size,
         "counts": counts,
         "items": [candidate_item(s) for s in chosen[start : start + size]],

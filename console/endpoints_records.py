@@ -12,6 +12,7 @@ from console.requests import Body, checked_id
 from vault.format.views import iso
 from vault.git.githistory import ScopedCommit, commit_diff, scope_history
 from vault.layout.keys import ScopeId
+from vault.layout.store import page_count
 from vault.transfer.exchange import export_scope, import_payload
 from vault.writes import audit
 from vault.writes.snapshots import read_snapshot
@@ -77,7 +78,7 @@ def audit_log(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     return {
         "total": len(entries),
         "page": page,
-        "pages": max(1, -(-len(entries) // size)),
+        "pages": page_count(len(entries), size),
         "page_size": size,
         "items": [asdict(e) for e in entries[start : start + size]],
         "problems": [{"line": n, "message": m} for n, m in problems],
