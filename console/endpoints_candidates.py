@@ -13,7 +13,7 @@ from typing import Any
 
 from console.context import ConsoleContext
 from console.errors import ApiError
-from console.requests import Body
+from console.requests import Body, page_fields
 from vault.candidates import (
     CANDIDATE_STATUSES,
     Decision,
@@ -25,7 +25,7 @@ from vault.candidates import (
 )
 from vault.format.views import candidate_json, episode_full, iso
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError, page_count
+from vault.layout.store import BadRequestError
 
 PAGE_SIZE = 20
 MAX_ID = 200  # checked again (64, plain token) by vault.candidates
@@ -57,10 +57,7 @@ def candidates(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     chosen.sort(key=lambda s: s.candidate.status != "pending")
     start = (page - 1) * size
     return {
-        "total": len(chosen),
-        "page": page,
-        "pages": page_count(len(chosen), size),
-        "page_size": size,
+        **page_fields(len(chosen), page, size),
         "counts": counts,
         "items": [candidate_item(s) for s in chosen[start : start + size]],
         "problems": [p.as_json() for p in problems],
