@@ -9,14 +9,13 @@ that proposed it and the review status. Unknown fields are kept, so a person's n
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from vault.format.episode_fields import DATETIME_EXPECTED, EpisodeFields
 from vault.format.episodes import normalise_body, required_front_matter
-from vault.format.ids import episode_id_problem
+from vault.format.ids import episode_id_problem, file_token_id_problem
 from vault.format.model import CATEGORIES, DEFAULT_IMPORTANCE, FormatError, Speaker
 from vault.format.profile_edit import FIELDS as PROFILE_FIELDS
 from vault.format.profile_edit import LIMITS as SLOT_FIELDS
@@ -28,7 +27,6 @@ CANDIDATE_KINDS: tuple[str, ...] = ("episode", "profile")
 PROFILE_TARGETS: tuple[str, ...] = ("session", "speaker")
 EVIDENCE_MAX = 500
 # Ids become file names, CLI arguments and chat commands: a plain token, no path parts.
-_CANDIDATE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}")
 CANDIDATE_ID_RULE = (
     "a candidate id is 1 to 64 letters, digits and _ . @ - (e.g. cand_20261130_7f3a9c)"
 )
@@ -92,7 +90,7 @@ class Candidate:
 
 
 def candidate_id_problem(value: str) -> str | None:
-    return None if _CANDIDATE_ID.fullmatch(value) else CANDIDATE_ID_RULE
+    return file_token_id_problem(value, CANDIDATE_ID_RULE)
 
 
 # --------------------------------------------------------------------------- parsing

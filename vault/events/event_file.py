@@ -35,6 +35,7 @@ from ruamel.yaml.comments import CommentedMap
 
 from vault.format.episode_fields import EpisodeFields
 from vault.format.episodes import normalise_body, required_front_matter, split_front_matter
+from vault.format.ids import file_token_id_problem
 from vault.format.model import FormatError, Speaker
 from vault.format.yamledit import edit_value, rt_edit, split_lines
 from vault.format.yamlio import (
@@ -50,7 +51,6 @@ EVENT_STATUSES: tuple[str, ...] = ("open", "closed")
 HISTORY_KINDS: tuple[str, ...] = ("opened", "note", "closed")
 MAX_SUMMARY = 500
 MAX_NOTE = 4000
-_EVENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}")
 EVENT_ID_RULE = "an event id is 1 to 64 letters, digits and _ . @ - (e.g. evt_20261130_7f3a9c)"
 FIELD_ORDER: tuple[str, ...] = (
     "id",
@@ -99,7 +99,7 @@ class Event:
 
 
 def event_id_problem(value: str) -> str | None:
-    return None if _EVENT_ID.fullmatch(value) else EVENT_ID_RULE
+    return file_token_id_problem(value, EVENT_ID_RULE)
 
 
 # --------------------------------------------------------------------------- parsing
