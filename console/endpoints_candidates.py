@@ -13,7 +13,7 @@ from typing import Any
 
 from console.context import ConsoleContext
 from console.errors import ApiError
-from console.requests import Body
+from console.requests import Body, page_fields
 from vault.candidates import (
     CANDIDATE_STATUSES,
     Decision,
@@ -57,10 +57,7 @@ def candidates(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     chosen.sort(key=lambda s: s.candidate.status != "pending")
     start = (page - 1) * size
     return {
-        "total": len(chosen),
-        "page": page,
-        "pages": max(1, -(-len(chosen) // size)),
-        "page_size": size,
+        **page_fields(len(chosen), page, size),
         "counts": counts,
         "items": [candidate_item(s) for s in chosen[start : start + size]],
         "problems": [p.as_json() for p in problems],

@@ -9,7 +9,7 @@ from typing import Any
 from console.context import ConsoleContext
 from console.endpoints_fields import body_filters, edit_fields
 from console.errors import ApiError, require_engine
-from console.requests import Body, checked_id
+from console.requests import Body, checked_id, page_fields
 from indexer.retrieval.search import MODES, relevance_fields
 from indexer.retrieval.verdict import verdict_words
 from vault.format.model import STATUSES, FormatError
@@ -60,10 +60,7 @@ def episodes(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
         found = [s for s in found if filters.admits(s.episode, now)]
     listed = page_of(found, status=status, page=page, page_size=size)
     return {
-        "total": listed.total,
-        "page": listed.page,
-        "pages": listed.pages,
-        "page_size": size,
+        **page_fields(listed.total, listed.page, size),
         "items": [_full(ctx, s) for s in listed.items],
         "problems": [p.as_json() for p in problems],
     }

@@ -8,7 +8,7 @@ from typing import Any
 from console.context import ConsoleContext
 from console.endpoints_episodes import MAX_ID
 from console.errors import ApiError
-from console.requests import Body, checked_id
+from console.requests import Body, checked_id, page_fields
 from vault.format.views import iso
 from vault.git.githistory import ScopedCommit, commit_diff, scope_history
 from vault.layout.keys import ScopeId
@@ -75,10 +75,7 @@ def audit_log(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     entries.reverse()  # newest first
     start = (page - 1) * size
     return {
-        "total": len(entries),
-        "page": page,
-        "pages": max(1, -(-len(entries) // size)),
-        "page_size": size,
+        **page_fields(len(entries), page, size),
         "items": [asdict(e) for e in entries[start : start + size]],
         "problems": [{"line": n, "message": m} for n, m in problems],
     }

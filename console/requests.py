@@ -10,7 +10,7 @@ from console.context import ConsoleContext
 from vault.layout.keys import ISOLATIONS, ScopeId
 from vault.layout.layout import NOBOT
 from vault.layout.names import MAX_ID_CHARS, encode_name
-from vault.layout.store import BadRequestError
+from vault.layout.store import BadRequestError, page_count
 
 MAX_TEXT = 20_000
 MAX_PAYLOAD_ITEMS = 10_000
@@ -113,3 +113,9 @@ def parse_scope(body: Body, ctx: ConsoleContext) -> ScopeId:
     session = checked_id(body.need("session", limit=MAX_ID_CHARS), "session name")
     isolation = body.choice("isolation", ISOLATIONS, ctx.isolation)
     return ScopeId(bot, session or "", isolation)  # type: ignore[arg-type]
+
+
+def page_fields(total: int, page: int, size: int) -> dict[str, int]:
+    """The paging fields of every listing the console answers (the page asks for the next
+    one with them)."""
+    return {"total": total, "page": page, "pages": page_count(total, size), "page_size": size}

@@ -1,21 +1,17 @@
-"""FAKE remote LLM for the real-host suite: an OpenAI-compatible server on loopback.
+"""The one FAKE OpenAI-compatible LLM, on loopback, for the real-host suite and the tests.
 
-It is not a model. `/v1/chat/completions` answers with a fixed text that quotes what the
-request carried (so a test can see which messages reached "the model"), and writes every
-request body to a JSON-lines log. `/v1/embeddings` returns deterministic hash vectors.
+It is not a model. `POST /v1/chat/completions` answers with the next scripted `Reply` (a
+test scripts exactly what "the model" says: a text, a delay, an HTTP error, a malformed body,
+a refusal) or, when none is queued, with `default`; without a default it answers as
+hostsuite/fake_llm_answers.py scripts the real-host suite's turns (tool calls, candidate
+extraction, a text quoting the request). A request with `"stream": true` is answered as
+server-sent events. `POST /v1/embeddings` returns deterministic hash vectors (DIM);
+`GET /v1/models` lists one model.
 
-Scripted tool calls: when the newest user message is `tool NAME {json}` and no tool result
-follows it yet, the answer is an OpenAI `tool_calls` message calling the offered tool whose
-name is NAME (or ends with NAME) with those arguments; the follow-up request, which carries
-the tool's result, is answered with text quoting that result (`TOOL-RESULT ...`). So a real
-agent runner (LocalAgent) drives a plugin's tools through its own tool loop.
-
-Scripted candidate extraction: a request whose system prompt is MemVault's extraction prompt
-(templates/candidates_en.yaml, "You read one turn of a chat...") is answered with the JSON
-the prompt asks for: one episode candidate when the turn's user message is a first-person
-statement ("I'm moving to Lisbon on 3 June" -> "Alice is moving to Lisbon on 3 June", the
-speaker's name from the request's data), `{"candidates": []}` for anything else (questions,
-greetings), so only a turn meant to produce a candidate does.
+Every chat request body (and its HTTP headers) is kept in `requests` / `headers`; with `log`
+every request is also appended to that JSON-lines file as {"kind", "at", "body"} (what
+hostsuite/llm_requests.py reads). In a test it runs in a thread (`FakeLLM(...).start()`, see
+tests/helpers/llm_fake.py); for the suite in its own process:
 
     python -m hostsuite.fake_llm --port 0 --log requests.jsonl --port-file port.txt
 """
@@ -24,166 +20,131 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
 import json
-import math
-import re
+import threading
 import time
+from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
-REPLY_PREFIX = "FAKE-LLM-REPLY"
-DIM = 64
-
-
-def text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return ""
-
-
-def _vector(text: str) -> list[float]:
-    digest = hashlib.sha256(text.encode("utf-8")).digest() * (DIM // 32)
-    raw = [b / 255.0 - 0.5 for b in digest[:DIM]]
-    norm = math.sqrt(sum(v * v for v in raw)) or 1.0
-    return [v / norm for v in raw]
-
-
-TOOL_PREFIX = "tool "
-
-
-def script_tool_call(body: dict[str, Any]) -> tuple[dict[str, Any] | None, str | None]:
-    """(the scripted tool call, None) or (None, the text answer for a scripted turn)."""
-    messages = body.get("messages") or []
-    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
-    if last_user < 0:
-        return None, None
-    text = text_of(messages[last_user].get("content")).strip()
-    if not text.startswith(TOOL_PREFIX):
-        return None, None
-    results = [text_of(m.get("content")) for m in messages[last_user:] if m.get("role") == "tool"]
-    if results:
-        return None, f"TOOL-RESULT {results[-1][:400]}"
-    name, _, raw = text[len(TOOL_PREFIX) :].partition(" ")
-    offered = [str((t.get("function") or {}).get("name", "")) for t in body.get("tools") or []]
-    chosen = next((t for t in offered if t == name), None) or next(
-        (t for t in offered if t.endswith(name)), None
-    )
-    if chosen is None:
-        return None, f"TOOL-NOT-OFFERED {name!r} among {offered}"
-    call = {
-        "id": f"call_{hashlib.sha256(text.encode()).hexdigest()[:12]}",
-        "type": "function",
-        "function": {"name": chosen, "arguments": raw.strip() or "{}"},
-    }
-    return call, None
-
-
-EXTRACTION_PROMPT = "You read one turn of a chat"  # templates/candidates_en.yaml `system`
-# A leading first-person subject and what it becomes with the speaker's name in front.
-FIRST_PERSON = (
-    (re.compile(r"^(?:I'm|I am)\s+", re.IGNORECASE), "{who} is "),
-    (re.compile(r"^I'll\s+", re.IGNORECASE), "{who} will "),
-    (re.compile(r"^I\s+"), "{who} "),
+from hostsuite.fake_llm_answers import (
+    DIM,
+    EXTRACTION_PROMPT,
+    REPLY_PREFIX,
+    extraction_data,
+    host_answer,
+    script_extraction,
+    script_tool_call,
+    text_of,
+    vector,
 )
 
+__all__ = [
+    "DIM",
+    "EXTRACTION_PROMPT",
+    "FAKE_MODEL",
+    "REPLY_PREFIX",
+    "FakeLLM",
+    "Reply",
+    "as_reply",
+    "extraction_data",
+    "script_extraction",
+    "script_tool_call",
+    "text_of",
+]
 
-def extraction_data(messages: list[dict[str, Any]]) -> dict[str, Any]:
-    """The JSON document after the `DATA ...:` line of the extraction request's user message
-    (indexer/jobs/candidates_prompt.py build_messages); {} when it is not there."""
-    user = next((text_of(m.get("content")) for m in messages if m.get("role") == "user"), "")
-    _, _, document = user.partition("\n")
-    try:
-        data = json.loads(document)
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
+FAKE_MODEL = "fake-llm"
+STOP_SECONDS = 0.5  # a scripted slow reply is cut off at stop(), not waited for
 
 
-def script_extraction(body: dict[str, Any]) -> str | None:
-    """The answer to MemVault's candidate extraction request; None for any other request."""
-    messages = body.get("messages") or []
-    system = next((text_of(m.get("content")) for m in messages if m.get("role") == "system"), "")
-    if not system.startswith(EXTRACTION_PROMPT):
-        return None
-    data = extraction_data(messages)
-    said = " ".join(str(data.get("last_user_message") or "").split())
-    speaker = data.get("speaker") if isinstance(data.get("speaker"), dict) else {}
-    who = str(speaker.get("name") or speaker.get("id") or "The user")
-    candidates = []
-    for pattern, subject in FIRST_PERSON:
-        if said and not said.endswith("?") and pattern.match(said):
-            text = pattern.sub(subject.format(who=who), said, count=1).rstrip(".!")
-            candidates.append(
-                {
-                    "kind": "episode",
-                    "text": text,
-                    "importance": 3,
-                    "tags": ["plan"],
-                    "category": "plan",
-                    "supersedes": None,
-                    "evidence": said,
-                }
-            )
-            break
-    return json.dumps({"candidates": candidates}, ensure_ascii=False)
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer: `content` as the message text, after `sleep` seconds; `status`
+    other than 200 sends an error body, `raw` sends these bytes as they are, `refusal` an
+    OpenAI-style refusal."""
+
+    content: str | None = "{}"
+    sleep: float = 0.0
+    status: int = 200
+    raw: bytes | None = None
+    refusal: str | None = None
+
+
+def as_reply(item: Reply | str | dict[str, Any] | list[Any]) -> Reply:
+    """A string is the answer's text; a dict or list is sent as its JSON text."""
+    if isinstance(item, Reply):
+        return item
+    if isinstance(item, str):
+        return Reply(content=item)
+    return Reply(content=json.dumps(item, ensure_ascii=False))
 
 
 class FakeLLM:
-    def __init__(self, log: Path) -> None:
+    def __init__(self, log: Path | None = None, default: Reply | None = None) -> None:
         self.log = log
+        self.default = default
+        self.requests: list[dict[str, Any]] = []  # each chat request's body, in order
+        self.headers: list[dict[str, str]] = []  # each chat request's HTTP headers, in order
+        self.port = 0
+        self._queue: deque[Reply] = deque()
+        self._lock = threading.Lock()
+        self._runner: web.AppRunner | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def script(self, *items: Reply | str | dict[str, Any] | list[Any]) -> None:
+        with self._lock:
+            self._queue.extend(as_reply(item) for item in items)
 
     def record(self, kind: str, body: Any) -> None:
-        with self.log.open("a", encoding="utf-8") as f:
-            f.write(json.dumps({"kind": kind, "at": time.time(), "body": body}) + "\n")
+        if self.log is not None:
+            with self.log.open("a", encoding="utf-8") as f:
+                f.write(json.dumps({"kind": kind, "at": time.time(), "body": body}) + "\n")
+
+    def _next(self, body: dict[str, Any], headers: dict[str, str]) -> Reply | None:
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append(headers)
+            return self._queue.popleft() if self._queue else self.default
 
     async def chat(self, request: web.Request) -> web.StreamResponse:
         body = await request.json()
         self.record("chat", body)
-        messages = body.get("messages") or []
-        user = next(
-            (text_of(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), ""
-        )
-        extraction = script_extraction(body)
-        call, scripted = (None, extraction) if extraction is not None else script_tool_call(body)
-        reply = scripted or f"{REPLY_PREFIX} messages={len(messages)} user={user[:80]!r}"
-        message: dict[str, Any] = {"role": "assistant", "content": reply}
-        finish_reason = "stop"
-        if call is not None:
-            message = {"role": "assistant", "content": None, "tool_calls": [call]}
-            finish_reason = "tool_calls"
-        created = int(time.time())
+        reply = self._next(body, dict(request.headers.items()))
+        if reply is None:
+            message, finish_reason = host_answer(body)
+        else:
+            if reply.sleep:
+                await asyncio.sleep(reply.sleep)
+            if reply.raw is not None:
+                return web.Response(
+                    body=reply.raw, status=reply.status, content_type="application/json"
+                )
+            if reply.status != 200:
+                error = {"error": {"message": "FAKE-LLM scripted error"}}
+                return web.json_response(error, status=reply.status)
+            message, finish_reason = {"role": "assistant", "content": reply.content}, "stop"
+            if reply.refusal is not None:
+                message = {"role": "assistant", "content": None, "refusal": reply.refusal}
+        head = {
+            "id": f"fake-{len(self.requests)}",
+            "created": int(time.time()),
+            "model": body.get("model", FAKE_MODEL),
+        }
         if body.get("stream"):
-            response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-            await response.prepare(request)
-            first = dict(message)
-            if call is not None:
-                first["tool_calls"] = [{"index": 0, **call}]
-            for delta, finish in ((first, None), ({}, finish_reason)):
-                chunk = {
-                    "id": "fake-1",
-                    "object": "chat.completion.chunk",
-                    "created": created,
-                    "model": body.get("model", "fake"),
-                    "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-                }
-                await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
-            await response.write(b"data: [DONE]\n\n")
-            await response.write_eof()
-            return response
-        return web.json_response(
-            {
-                "id": "fake-1",
-                "object": "chat.completion",
-                "created": created,
-                "model": body.get("model", "fake"),
-                "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
-                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-            }
+            return await _stream(request, head, message, finish_reason)
+        choice = {"index": 0, "message": message, "finish_reason": finish_reason}
+        usage = {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}
+        answer = {**head, "object": "chat.completion", "choices": [choice], "usage": usage}
+        return web.Response(
+            text=json.dumps(answer, ensure_ascii=False), content_type="application/json"
         )
 
     async def embeddings(self, request: web.Request) -> web.Response:
@@ -198,7 +159,7 @@ class FakeLLM:
         inputs = body.get("input") or []
         inputs = [inputs] if isinstance(inputs, str) else inputs
         data = [
-            {"object": "embedding", "index": i, "embedding": _vector(str(t))}
+            {"object": "embedding", "index": i, "embedding": vector(str(t))}
             for i, t in enumerate(inputs)
         ]
         return web.json_response(
@@ -208,6 +169,64 @@ class FakeLLM:
     async def models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": "fake-chat"}]})
 
+    async def open(self, port: int = 0) -> int:
+        """Serve on 127.0.0.1:`port` (0: a free one) in the running loop; the port taken."""
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self.chat)
+        app.router.add_post("/v1/embeddings", self.embeddings)
+        app.router.add_get("/v1/models", self.models)
+        self._runner = web.AppRunner(app, shutdown_timeout=STOP_SECONDS, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", port)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        return self.port
+
+    def start(self) -> FakeLLM:
+        """Serve from a thread of its own (in a test); stop() ends it."""
+        loop = self._loop = asyncio.new_event_loop()
+        opened = threading.Event()
+
+        def serve() -> None:
+            loop.run_until_complete(self.open())
+            opened.set()
+            loop.run_forever()
+
+        self._thread = threading.Thread(target=serve, name="fake-llm", daemon=True)
+        self._thread.start()
+        if not opened.wait(10):
+            raise TimeoutError("the fake LLM did not start within 10 s")
+        return self
+
+    def stop(self) -> None:
+        loop, runner, thread = self._loop, self._runner, self._thread
+        if loop is None or runner is None or thread is None:
+            return
+        asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+        loop.close()
+
+
+async def _stream(
+    request: web.Request, head: dict[str, Any], message: dict[str, Any], finish_reason: str
+) -> web.StreamResponse:
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await response.prepare(request)
+    first = dict(message)
+    if message.get("tool_calls"):
+        first["tool_calls"] = [{"index": 0, **call} for call in message["tool_calls"]]
+    for delta, finish in ((first, None), ({}, finish_reason)):
+        chunk = {
+            **head,
+            "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
+    await response.write(b"data: [DONE]\n\n")
+    await response.write_eof()
+    return response
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -216,18 +235,9 @@ def main() -> None:
     parser.add_argument("--port-file", type=Path, required=True)
     args = parser.parse_args()
     fake = FakeLLM(args.log)
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", fake.chat)
-    app.router.add_post("/v1/embeddings", fake.embeddings)
-    app.router.add_get("/v1/models", fake.models)
 
     async def serve() -> None:
-        runner = web.AppRunner(app)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", args.port)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
-        args.port_file.write_text(str(port))
+        args.port_file.write_text(str(await fake.open(args.port)))
         while True:
             await asyncio.sleep(3600)
 

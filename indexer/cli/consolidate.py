@@ -17,6 +17,7 @@ from typing import Any
 from indexer.jobs.consolidate import preview, run
 from indexer.jobs.consolidate_preview import Preview, from_json
 from indexer.jobs.consolidate_select import ConsolidateSettings
+from indexer.jobs.consolidate_text import PreviewWords, preview_lines
 from indexer.jobs.llm import LLMError, llm_from_env
 from vault.cli import commands as vault_cli
 from vault.cli.output import emit, one_line
@@ -152,6 +153,24 @@ def _scope_flags(args: argparse.Namespace) -> str:
     return f"{bot}--session {args.session}{iso}"
 
 
+WORDS = PreviewWords(
+    head="consolidation preview for {scope} (model {model}); nothing changed",
+    archive="archive {n} memories (status archived, consolidated_into):",
+    pick="  {id}  {day} imp={importance} {status}: {why}",
+    summary=(
+        "summary (a new memory, source consolidation, dated {day}, importance {importance}{tags}):"
+    ),
+    profile="profile changes, {state}:",
+    applied="applied",
+    not_applied="NOT applied (--apply-profile-updates)",
+    dropped="dropped: {what}",
+    skipped="skipped {rel}: {why}",
+    left_over="{n} more qualify: a later run takes them",
+    day=lambda at: f"{at:%Y-%m-%d}",
+    clip=one_line,
+)
+
+
 def preview_text(p: Preview, args: argparse.Namespace, out: Path | None) -> str:
     if p.summary is None:
         s = p.settings
@@ -160,27 +179,7 @@ def preview_text(p: Preview, args: argparse.Namespace, out: Path | None) -> str:
             f"are older than {s.older_than_days} days, of importance <= {s.max_importance}, "
             "superseded, expired or near-duplicates"
         )
-    lines = [f"consolidation preview for {p.scope.label()} (model {p.model}); nothing changed"]
-    lines.append(f"archive {len(p.archive)} memories (status archived, consolidated_into):")
-    for v in p.archive:
-        why = "; ".join(r.detail for r in v.reasons)
-        lines.append(f"  {v.id}  {v.created_at:%Y-%m-%d} imp={v.importance} {v.status}: {why}")
-        lines.append(f"      {one_line(v.text, 90)}")
-    s = p.summary
-    tags = f", tags {', '.join(s.tags)}" if s.tags else ""
-    lines.append(
-        f"summary (a new memory, source consolidation, dated {s.created_at:%Y-%m-%d}, "
-        f"importance {s.importance}{tags}):"
-    )
-    lines.extend(f"  {line}" for line in s.text.splitlines())
-    if p.profile_edits:
-        state = "applied" if p.applies_profile_edits else "NOT applied (--apply-profile-updates)"
-        lines.append(f"profile changes, {state}:")
-        lines.extend(f"  {e.describe()}" for e in p.profile_edits)
-    lines.extend(f"dropped: {d}" for d in p.dropped)
-    lines.extend(f"skipped {rel}: {why}" for rel, why in p.skipped)
-    if p.left_over:
-        lines.append(f"{p.left_over} more qualify: a later run takes them")
+    lines = preview_lines(p, WORDS)
     lines.append(f"digest {p.digest}")
     target = str(out) if out else "FILE"
     if out is None:

@@ -11,5 +11,6 @@ __all__ = [
     "consolidate",
     "consolidate_preview",
     "consolidate_select",
+    "consolidate_text",
     "llm",
 ]

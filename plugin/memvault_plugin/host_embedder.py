@@ -18,6 +18,8 @@ from indexer.backends.embeddings import (
     in_batches,
 )
 
+from .host_loop import refuse_on_loop
+
 Invoke = Callable[[str, list[str]], Awaitable[list[list[float]]]]
 
 
@@ -47,12 +49,9 @@ class HostEmbedder:
         return cls(invoke, model_uuid, asyncio.get_running_loop(), len(vectors[0]))
 
     def _call(self, texts: list[str]) -> np.ndarray:
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is self._loop:  # waiting here would deadlock the loop the host answers on
-            raise EmbeddingError("HostEmbedder must be called from a worker thread")
+        refuse_on_loop(
+            self._loop, EmbeddingError("HostEmbedder must be called from a worker thread")
+        )
         future = asyncio.run_coroutine_threadsafe(self._invoke(self._model, texts), self._loop)
         try:
             vectors = future.result(self._timeout)

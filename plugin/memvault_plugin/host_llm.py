@@ -19,6 +19,8 @@ from langbot_plugin.entities.io.errors import ActionCallTimeoutError
 
 from indexer.jobs.llm import LLMError
 
+from .host_loop import refuse_on_loop
+
 # (model uuid, messages, timeout) -> the host's answer; the plugin's `invoke_llm` fits.
 Invoke = Callable[..., Awaitable[Message]]
 # The host's own timeout is the bound; this margin lets its error arrive before ours.
@@ -48,12 +50,9 @@ class HostLLM:
 
     def complete(self, messages: list[dict[str, str]], *, timeout: float | None = None) -> str:
         limit = self.timeout if timeout is None else timeout
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is self._loop:  # waiting here would block the loop the answer comes on
-            raise LLMError("HostLLM must be called from a worker thread, not the event loop")
+        refuse_on_loop(
+            self._loop, LLMError("HostLLM must be called from a worker thread, not the event loop")
+        )
         asked = [Message(role=m["role"], content=m["content"]) for m in messages]
         future = asyncio.run_coroutine_threadsafe(
             self._invoke(self.model, asked, timeout=limit), self._loop

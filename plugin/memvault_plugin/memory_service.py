@@ -100,7 +100,9 @@ class PluginSettings:
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> PluginSettings:
-        def number(name: str, default: float, low: float, kind: type = float) -> Any:
+        def number(
+            name: str, default: float, low: float, kind: type = float, high: float | None = None
+        ) -> Any:
             raw = config.get(name)
             if raw in (None, ""):
                 return kind(default)
@@ -110,6 +112,8 @@ class PluginSettings:
                 raise SettingsError(f"{name} must be a number (got {raw!r})") from exc
             if value < low:
                 raise SettingsError(f"{name} must be at least {low} (got {value})")
+            if high is not None and value > high:
+                raise SettingsError(f"{name} must be from {low} to {high} (got {value})")
             return value
 
         isolation = str(config.get("isolation") or "session")
@@ -146,11 +150,7 @@ class PluginSettings:
                 return bool(raw)
             raise SettingsError(f"{name} must be true or false (got {raw!r})")
 
-        per_turn = number("candidates_per_turn", 3, 1, int)
-        if per_turn > MAX_CANDIDATES_PER_TURN:
-            raise SettingsError(
-                f"candidates_per_turn must be from 1 to {MAX_CANDIDATES_PER_TURN} (got {per_turn})"
-            )
+        per_turn = number("candidates_per_turn", 3, 1, int, MAX_CANDIDATES_PER_TURN)
         try:
             consolidation = ConsolidateSettings(
                 older_than_days=number("consolidation_older_than_days", 90, 1, int),
@@ -165,11 +165,7 @@ class PluginSettings:
             event_types = parse_event_types(config.get("event_types"))
         except EventTypeError as exc:
             raise SettingsError(str(exc)) from exc
-        events_injected = number("events_injected", 5, 0, int)
-        if events_injected > MAX_EVENTS_INJECTED:
-            raise SettingsError(
-                f"events_injected must be from 0 to {MAX_EVENTS_INJECTED} (got {events_injected})"
-            )
+        events_injected = number("events_injected", 5, 0, int, MAX_EVENTS_INJECTED)
         try:
             profile_limits = ProfileLimits(
                 traits=number("max_profile_traits", PROFILE_MAX_TRAITS, 1, int),

@@ -326,6 +326,12 @@ def test_check_status_and_the_console_count_the_same_memory_files(root):
 # -- a mistyped chat, --no-git where it means something, help, --version -----------------
 
 
+def suggested(err: str) -> list[str]:
+    """The chats a "did you mean `a` or `b`?" hint names, in its order."""
+    hint = err.partition("did you mean ")[2]
+    return re.findall(r"`([^`]+)`", hint.partition("?")[0])
+
+
 @pytest.mark.parametrize(
     "command",
     [
@@ -343,8 +349,11 @@ def test_a_mistyped_chat_says_it_does_not_exist_and_names_the_closest(root, comm
     head = git(root, "rev-parse", "HEAD")
     err = run(*command, "--bot", "b1", "--session", "group_12", vault=root, code=2).stderr
     assert "no chat `--bot b1 --session group_12`" in err
-    assert "did you mean `--bot b1 --session group_123`" in err
+    assert suggested(err)[0] == "--bot b1 --session group_123"
     assert len(err.strip().splitlines()) == 1 and git(root, "rev-parse", "HEAD") == head
+    # The closest comes first even where it is not the first chat in the vault's order.
+    err = run(*command, "--bot", "b1", "--session", "group_99", vault=root, code=2).stderr
+    assert suggested(err)[0] == "--bot b1 --session group_999", err
     no_bot = run(*command, "--session", "group_123", vault=root, code=2).stderr
     assert "`--bot b1 --session group_123`" in no_bot  # the right chat under its bot
 

@@ -105,10 +105,17 @@ async def test_create_refuses_settings_that_disagree_with_the_plugin(kb, host, c
     assert "kb_configs" not in host.storage
 
 
-async def test_create_accepts_values_equal_to_the_plugin_settings(kb):
-    await kb.on_knowledge_base_create(
-        KB, {"isolation": "session", "recency_half_life_days": 30, "auto_recall_top_k": 3}
-    )
+async def test_create_accepts_values_equal_to_the_plugin_settings(plugin, kb, host):
+    s = plugin.memory.settings
+    # As the form may send them: a number as a number or as text, equal to the plugin's.
+    config = {
+        "isolation": s.isolation,
+        "recency_half_life_days": s.half_life_days,
+        "auto_recall_top_k": str(s.top_k),
+    }
+    await kb.on_knowledge_base_create(KB, config)
+    assert json.loads(base64.b64decode(host.storage["kb_configs"])) == {KB: config}
+    assert plugin.kb_cache.configs() == {KB: config}  # the next turn injects from it
 
 
 # --------------------------------------------------------------------------- retrieve

@@ -102,8 +102,17 @@ def test_accept_keeps_what_a_person_wrote_in_the_candidate_file(vault):
 def test_accept_with_an_edited_text_redacts_it_too(vault):
     (c,) = write_candidates(vault, CHAT, [plan()])
     done = accept_candidate(vault, CHAT, c.id, text="Tokyo trip; my password is hunter2x")
-    assert "hunter2x" not in vault.find_episode(CHAT, done.episode.id).path.read_text()
+    # The memory is kept with the secret replaced (one redaction, where every episode is
+    # built), not refused: the words around the secret are the memory.
+    stored = vault.find_episode(CHAT, done.episode.id)
+    assert (
+        stored.episode.body == done.episode.body == "Tokyo trip; my password is [redacted:password]"
+    )
+    assert "hunter2x" not in stored.path.read_text()
     assert "hunter2x" not in git(vault.root, "log", "-p", "--all")
+    (other,) = write_candidates(vault, CHAT, [plan(body="Bob flies home on Friday.")])
+    with pytest.raises(BadRequestError, match="only a secret"):
+        accept_candidate(vault, CHAT, other.id, text="ghp_abcdefghijklmnopqrstuvwxyz0123456789")
 
 
 def test_reject_keeps_the_file_and_writes_no_memory(vault):

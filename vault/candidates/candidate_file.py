@@ -9,14 +9,13 @@ that proposed it and the review status. Unknown fields are kept, so a person's n
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from vault.format.episode_fields import DATETIME_EXPECTED, EpisodeFields
 from vault.format.episodes import normalise_body, required_front_matter
-from vault.format.ids import episode_id_problem
+from vault.format.ids import episode_id_problem, file_token_id_problem
 from vault.format.model import CATEGORIES, DEFAULT_IMPORTANCE, FormatError, Speaker
 from vault.format.profile_edit import FIELDS as PROFILE_FIELDS
 from vault.format.profile_edit import LIMITS as SLOT_FIELDS
@@ -28,7 +27,6 @@ CANDIDATE_KINDS: tuple[str, ...] = ("episode", "profile")
 PROFILE_TARGETS: tuple[str, ...] = ("session", "speaker")
 EVIDENCE_MAX = 500
 # Ids become file names, CLI arguments and chat commands: a plain token, no path parts.
-_CANDIDATE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}")
 CANDIDATE_ID_RULE = (
     "a candidate id is 1 to 64 letters, digits and _ . @ - (e.g. cand_20261130_7f3a9c)"
 )
@@ -92,7 +90,7 @@ class Candidate:
 
 
 def candidate_id_problem(value: str) -> str | None:
-    return None if _CANDIDATE_ID.fullmatch(value) else CANDIDATE_ID_RULE
+    return file_token_id_problem(value, CANDIDATE_ID_RULE)
 
 
 # --------------------------------------------------------------------------- parsing
@@ -115,15 +113,6 @@ def parse_candidate(data: bytes | str, *, rel_path: str) -> Candidate:
 
 
 class _Fields(EpisodeFields):
-    def required(self, name: str, options: tuple[str, ...]) -> str:
-        value = self.choice(name, options)
-        if value is None:
-            raise FormatError(
-                f"{name} is missing: add `{name}: {options[0]}` (one of {', '.join(options)})",
-                self.line(name),
-            )
-        return value
-
     def strings(self, name: str) -> tuple[str, ...]:
         raw = self.data.get(name)
         if raw is None:
@@ -152,15 +141,10 @@ class _Fields(EpisodeFields):
         return Evidence(text, at)
 
     def candidate(self, body: str, rel_path: str) -> Candidate:
-        stem = rel_path.rsplit("/", 1)[-1].removesuffix(".md")
-        cid = self.text("id") or stem
-        if (problem := candidate_id_problem(cid)) is not None:
-            raise FormatError(f"id {describe(cid)} is not valid: {problem}", self.line("id"))
-        created = self.moment("created_at")
-        if created is None:
-            raise FormatError("created_at is missing: add `created_at: 2026-11-30T04:20:00Z`", 2)
+        cid = self.file_id(rel_path, candidate_id_problem)
+        created = self.required_moment("created_at")
         self.choice("source", (CANDIDATE_SOURCE,))  # absent is fine; anything else is wrong
-        kind = self.required("kind", CANDIDATE_KINDS)
+        kind = self.required_choice("kind", CANDIDATE_KINDS)
         importance = self.ranged("importance", to_int, 1, 5, "an integer from 1 to 5")
         values: dict[str, Any] = {
             "id": cid,
@@ -183,7 +167,7 @@ class _Fields(EpisodeFields):
             "field": self.choice("field", PROFILE_FIELDS),
             "value": self.text("value"),
             "previous": self.text("previous"),
-            "extra": tuple((k, v) for k, v in self.data.items() if k not in FIELD_ORDER),
+            "extra": self.extra(FIELD_ORDER),
         }
         if kind == "profile":
             self.check_profile_change(values)

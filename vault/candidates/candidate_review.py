@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -23,9 +22,7 @@ from vault.candidates.candidate_store import (
     StoredCandidate,
     find_candidate,
     load_candidates,
-    redact_candidate,
 )
-from vault.errors import Internal
 from vault.format.episodes import split_front_matter
 from vault.format.model import CORRECTION_TAGS, Episode, FormatError, Profile
 from vault.format.tags import tag_keys
@@ -33,6 +30,7 @@ from vault.format.yamledit import edit_value, rt_edit
 from vault.format.yamlio import decode
 from vault.layout.keys import ScopeId
 from vault.layout.store import BadRequestError, NotFoundError, StoredEpisode
+from vault.writes.fresh_ids import dated_id, free_id
 from vault.writes.operations import Vault
 from vault.writes.profile_ops import edit_profile_in
 from vault.writes.safewrite import ConflictError, content_hash, remove_file, rewrite
@@ -133,10 +131,14 @@ def _edited(c: Candidate, text: str | None, value: str | None) -> Candidate:
         return c
     if "value" in changes and c.kind != "profile":
         raise BadRequestError("only a profile candidate has a value: pass the text instead")
-    redacted = redact_candidate(dataclasses.replace(c, **changes))
-    if redacted is None or not redacted.body or (c.kind == "profile" and not redacted.value):
-        raise BadRequestError("the edited text is empty (or only a secret): write the memory")
-    return redacted
+    edited = dataclasses.replace(c, **changes)
+    # Not redacted here: the memory it becomes is, once, where every memory is (an episode in
+    # vault.writes.episode_create.build_episode, a profile value in
+    # vault.redaction.redact_write.scrub_profile_value), and so is the audit line (Txn.record);
+    # a text that is only a secret is refused there.
+    if not edited.body or (c.kind == "profile" and not edited.value):
+        raise BadRequestError("the edited text is empty: write the memory")
+    return edited
 
 
 def _accept_episode(
@@ -156,7 +158,7 @@ def _accept_episode(
         vault.refuse_secret(target, "accepting a correction of it")  # before anything changes
     now = vault.clock()
     undo = _mark(txn, stored, {"status": "accepted", "accepted_as": episode.id, "decided_at": now})
-    txn.record("accept_candidate", "candidate", c.id, f"as episode {episode.id}: {c.body}")
+    txn.record("accept_candidate", "candidate", c.id, f"as episode {episode.id}: {episode.body}")
     try:
         episode = vault.add_episode(txn, episode, episode.id, audit_as="remember")
     except BaseException:
@@ -175,11 +177,9 @@ def _accept_episode(
 
 
 def _free_id(vault: Vault, scope: ScopeId, episode: Episode) -> str:
-    for _ in range(20):
-        new_id = f"ep_{episode.created_at:%Y%m%d}_{secrets.token_hex(3)}"
-        if not vault.layout.new_episode_path(scope, new_id, episode.created_at).exists():
-            return new_id
-    raise Internal("could not find a free episode id after 20 tries")
+    at = episode.created_at
+    taken = lambda i: vault.layout.new_episode_path(scope, i, at).exists()  # noqa: E731
+    return free_id("episode", lambda: dated_id("ep", at), taken)
 
 
 def _correction_target(vault: Vault, scope: ScopeId, c: Candidate) -> StoredEpisode | None:

@@ -8,10 +8,10 @@ one git commit. Reviewing them (accept, reject, purge) is vault.candidates.candi
 from __future__ import annotations
 
 import dataclasses
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,18 +23,18 @@ from vault.candidates.candidate_file import (
     parse_candidate,
     render_candidate,
 )
-from vault.errors import Internal
 from vault.format.model import FormatError, Problem, Speaker
 from vault.format.tags import normalise_tags
 from vault.layout.keys import ScopeId
 from vault.layout.layout import iter_markdown
 from vault.layout.links import read_vault_file
 from vault.layout.names import encode_name
-from vault.layout.store import PAGE_SIZE, BadRequestError, only_match
+from vault.layout.store import PAGE_SIZE, BadRequestError, only_match, page_count
 from vault.redaction.redact import only_secret, redact, redact_slot
 from vault.redaction.redact_forms import redact_name
+from vault.writes.fresh_ids import create_under_fresh_id, dated_id, rendered
 from vault.writes.operations import Vault
-from vault.writes.safewrite import content_hash, create_new
+from vault.writes.safewrite import content_hash
 from vault.writes.transaction import Txn
 
 
@@ -56,11 +56,11 @@ class CandidatePage:
 
     @property
     def pages(self) -> int:
-        return max(1, -(-self.total // self.page_size))
+        return page_count(self.total, self.page_size)
 
 
 def new_candidate_id(created_at: datetime) -> str:
-    return f"cand_{created_at:%Y%m%d}_{secrets.token_hex(3)}"
+    return dated_id("cand", created_at)
 
 
 def redact_candidate(c: Candidate) -> Candidate | None:
@@ -194,20 +194,14 @@ def write_candidates(
 
 
 def _create(vault: Vault, txn: Txn, folder: Path, candidate: Candidate) -> Candidate:
-    for _ in range(20):
-        cid = candidate.id or new_candidate_id(candidate.created_at)
+    def draft(cid: str) -> tuple[Candidate, Path, bytes]:
         fresh = dataclasses.replace(
             candidate, id=cid, status="pending", accepted_as=None, decided_at=None
         )
-        try:
-            data = render_candidate(fresh).encode("utf-8")
-        except ValueError as exc:
-            raise BadRequestError(f"cannot save this candidate: {exc}") from exc
         path = folder / f"{encode_name(cid, 'candidate id')}.md"
-        if create_new(path, data):
-            txn.written.append(path)
-            txn.record("propose_candidate", "candidate", cid, f"{fresh.kind}: {fresh.body}")
-            return fresh
-        if candidate.id:
-            raise BadRequestError(f"a candidate file {cid} already exists: pick another id")
-    raise Internal("could not find a free candidate id after 20 tries")
+        return fresh, path, rendered(render_candidate, fresh, "candidate")
+
+    new_id = partial(new_candidate_id, candidate.created_at)
+    fresh = create_under_fresh_id(txn, "candidate", candidate.id or None, new_id, draft)[0]
+    txn.record("propose_candidate", "candidate", fresh.id, f"{fresh.kind}: {fresh.body}")
+    return fresh

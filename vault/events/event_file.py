@@ -35,11 +35,11 @@ from ruamel.yaml.comments import CommentedMap
 
 from vault.format.episode_fields import EpisodeFields
 from vault.format.episodes import normalise_body, required_front_matter, split_front_matter
+from vault.format.ids import file_token_id_problem
 from vault.format.model import FormatError, Speaker
 from vault.format.yamledit import edit_value, rt_edit, split_lines
 from vault.format.yamlio import (
     decode,
-    describe,
     dump,
     format_datetime,
     parse_datetime,
@@ -51,7 +51,6 @@ EVENT_STATUSES: tuple[str, ...] = ("open", "closed")
 HISTORY_KINDS: tuple[str, ...] = ("opened", "note", "closed")
 MAX_SUMMARY = 500
 MAX_NOTE = 4000
-_EVENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}")
 EVENT_ID_RULE = "an event id is 1 to 64 letters, digits and _ . @ - (e.g. evt_20261130_7f3a9c)"
 FIELD_ORDER: tuple[str, ...] = (
     "id",
@@ -100,7 +99,7 @@ class Event:
 
 
 def event_id_problem(value: str) -> str | None:
-    return None if _EVENT_ID.fullmatch(value) else EVENT_ID_RULE
+    return file_token_id_problem(value, EVENT_ID_RULE)
 
 
 # --------------------------------------------------------------------------- parsing
@@ -117,20 +116,9 @@ def parse_event(data: bytes | str, *, rel_path: str) -> Event:
 
 
 class _Fields(EpisodeFields):
-    def required_text(self, name: str, example: str) -> str:
-        value = self.text(name)
-        if value is None:
-            raise FormatError(f"{name} is missing: add `{name}: {example}`", self.line(name))
-        return value
-
     def event(self, body: str, rel_path: str) -> Event:
-        stem = rel_path.rsplit("/", 1)[-1].removesuffix(".md")
-        eid = self.text("id") or stem
-        if (problem := event_id_problem(eid)) is not None:
-            raise FormatError(f"id {describe(eid)} is not valid: {problem}", self.line("id"))
-        opened = self.moment("opened_at")
-        if opened is None:
-            raise FormatError("opened_at is missing: add `opened_at: 2026-11-30T04:20:00Z`", 2)
+        eid = self.file_id(rel_path, event_id_problem)
+        opened = self.required_moment("opened_at")
         return Event(
             id=eid,
             type=self.required_text("type", "appointment"),
@@ -143,7 +131,7 @@ class _Fields(EpisodeFields):
             opened_in=self.text("opened_in"),
             speaker=self.speaker(),
             body=body,
-            extra=tuple((k, v) for k, v in self.data.items() if k not in FIELD_ORDER),
+            extra=self.extra(FIELD_ORDER),
         )
 
 

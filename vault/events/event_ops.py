@@ -9,13 +9,12 @@ show a chat's log to whoever is in that chat, and an event is one person's busin
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
-from vault.errors import Internal
 from vault.events.event_file import (
     MAX_NOTE,
     MAX_SUMMARY,
@@ -33,8 +32,9 @@ from vault.layout.names import encode_name, ensure_id_file, is_hashed
 from vault.layout.store import BadRequestError
 from vault.redaction.redact_forms import redacted_name
 from vault.redaction.redact_write import scrub
+from vault.writes.fresh_ids import create_under_fresh_id, dated_id, rendered
 from vault.writes.operations import Vault
-from vault.writes.safewrite import content_hash, create_new, rewrite
+from vault.writes.safewrite import content_hash, rewrite
 from vault.writes.transaction import Txn
 
 
@@ -60,7 +60,7 @@ class Actor:
 
 
 def new_event_id(at: datetime) -> str:
-    return f"evt_{at:%Y%m%d}_{secrets.token_hex(3)}"
+    return dated_id("evt", at)
 
 
 def _text(value: object, what: str, limit: int) -> str:
@@ -109,9 +109,10 @@ def open_event(
         _scope(actor), "open_event", source=actor.source, query_id=actor.query_id
     ) as txn:
         folder = _begin(vault, txn, actor)
-        for _ in range(20):
+
+        def draft(eid: str) -> tuple[Event, Path, bytes]:
             event = Event(
-                id=new_event_id(now),
+                id=eid,
                 type=name,
                 summary=text,
                 opened_at=now,
@@ -120,18 +121,15 @@ def open_event(
                 speaker=speaker,
                 body=history_entry(now, "opened", actor.chat, text),
             )
-            try:
-                data = render_event(event).encode("utf-8")
-            except ValueError as exc:
-                raise BadRequestError(f"cannot save this event: {exc}") from exc
-            path = folder / f"{encode_name(event.id, 'event id')}.md"
-            if create_new(path, data):
-                txn.written.append(path)
-                _mark_person(vault, txn, actor)
-                txn.record("open_event", "event", event.id, f"{name}: {text}")
-                rel = vault.layout.rel(path)
-                return StoredEvent(event, path, rel, content_hash(data))
-        raise Internal("could not find a free event id after 20 tries")
+            path = folder / f"{encode_name(eid, 'event id')}.md"
+            return event, path, rendered(render_event, event, "event")
+
+        event, path, data = create_under_fresh_id(
+            txn, "event", None, partial(new_event_id, now), draft
+        )
+        _mark_person(vault, txn, actor)
+        txn.record("open_event", "event", event.id, f"{name}: {text}")
+        return StoredEvent(event, path, vault.layout.rel(path), content_hash(data))
 
 
 def update_event(

@@ -107,6 +107,40 @@ class EpisodeFields:
             )
         return stated
 
+    def file_id(self, rel_path: str, problem: Callable[[str], str | None]) -> str:
+        """The `id` line, else the file's name without `.md` (a candidate's, an event's);
+        FormatError when `problem` finds it breaks the id rule."""
+        stem = rel_path.rsplit("/", 1)[-1].removesuffix(".md")
+        ident = self.text("id") or stem
+        if (why := problem(ident)) is not None:
+            raise FormatError(f"id {describe(ident)} is not valid: {why}", self.line("id"))
+        return ident
+
+    def required_text(self, name: str, example: str) -> str:
+        value = self.text(name)
+        if value is None:
+            raise FormatError(f"{name} is missing: add `{name}: {example}`", self.line(name))
+        return value
+
+    def required_choice(self, name: str, options: tuple[str, ...]) -> str:
+        value = self.choice(name, options)
+        if value is None:
+            raise FormatError(
+                f"{name} is missing: add `{name}: {options[0]}` (one of {', '.join(options)})",
+                self.line(name),
+            )
+        return value
+
+    def required_moment(self, name: str) -> datetime:
+        value = self.moment(name)
+        if value is None:
+            raise FormatError(f"{name} is missing: add `{name}: 2026-11-30T04:20:00Z`", 2)
+        return value
+
+    def extra(self, known: tuple[str, ...] | frozenset[str]) -> tuple[tuple[str, Any], ...]:
+        """The fields MemVault does not know, kept as written (in file order)."""
+        return tuple((k, v) for k, v in self.data.items() if k not in known)
+
     def convert(self, name: str, fn: Callable[[str], _T], expected: str) -> _T | None:
         raw = self.text(name)
         if raw is None:

@@ -34,21 +34,21 @@ class FieldInput:
     confidence: float | None = None
 
 
-def parse_priority(raw: object) -> str | None:
-    """low | normal | high | critical (any case); None or "" = not given."""
+def _one_of(name: str, raw: object, options: tuple[str, ...]) -> str | None:
     if raw is None or raw == "":
         return None
-    if isinstance(raw, str) and raw.strip().lower() in PRIORITIES:
+    if isinstance(raw, str) and raw.strip().lower() in options:
         return raw.strip().lower()
-    raise BadRequestError(f"priority must be one of {', '.join(PRIORITIES)} (got {_shown(raw)})")
+    raise BadRequestError(f"{name} must be one of {', '.join(options)} (got {_shown(raw)})")
+
+
+def parse_priority(raw: object) -> str | None:
+    """low | normal | high | critical (any case); None or "" = not given."""
+    return _one_of("priority", raw, PRIORITIES)
 
 
 def parse_category(raw: object) -> str | None:
-    if raw is None or raw == "":
-        return None
-    if isinstance(raw, str) and raw.strip().lower() in CATEGORIES:
-        return raw.strip().lower()
-    raise BadRequestError(f"category must be one of {', '.join(CATEGORIES)} (got {_shown(raw)})")
+    return _one_of("category", raw, CATEGORIES)
 
 
 def parse_confidence(raw: object) -> float | None:

@@ -24,3 +24,14 @@ def episode_id_problem(value: str) -> str | None:
     ):
         return EPISODE_ID_RULE
     return None
+
+
+# Candidate and event ids: one token for a file name (they are always written by MemVault as
+# <prefix>_YYYYMMDD_<hex>, vault.writes.fresh_ids, but a person may name a file by hand).
+_FILE_TOKEN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}")
+
+
+def file_token_id_problem(value: str, rule: str) -> str | None:
+    """`rule` (the kind's wording of it) when `value` is not 1 to 64 letters, digits and
+    _ . @ - starting with a letter or digit; None when it is."""
+    return None if _FILE_TOKEN_ID.fullmatch(value) else rule

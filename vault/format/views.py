@@ -39,12 +39,9 @@ def episode_item(stored: StoredEpisode, score: float | None = None) -> dict[str,
     }
 
 
-def episode_full(stored: StoredEpisode) -> dict[str, Any]:
-    ep = stored.episode
+def _memory_fields(ep: Episode) -> dict[str, Any]:
+    """The fields beyond LongTermMemory's, in the order both full shapes list them."""
     return {
-        **episode_item(stored),
-        "priority": ep.priority,
-        "updated_at": iso(ep.updated_at),
         "key": ep.key,
         "category": ep.category,
         "source": ep.source,
@@ -52,6 +49,16 @@ def episode_full(stored: StoredEpisode) -> dict[str, Any]:
         "confidence": ep.confidence,
         "expires_at": iso(ep.expires_at),
         "superseded_by": ep.superseded_by,
+    }
+
+
+def episode_full(stored: StoredEpisode) -> dict[str, Any]:
+    ep = stored.episode
+    return {
+        **episode_item(stored),
+        "priority": ep.priority,
+        "updated_at": iso(ep.updated_at),
+        **_memory_fields(ep),
         "extra": {k: v for k, v in ep.extra},
         "sha256": stored.sha,
     }
@@ -68,13 +75,7 @@ def episode_export(ep: Episode) -> dict[str, Any]:
         "sender_id": ep.speaker.id if ep.speaker else "",
         "sender_name": (ep.speaker.name or "") if ep.speaker else "",
         "status": ep.status,
-        "key": ep.key,
-        "category": ep.category,
-        "source": ep.source,
-        "verified": ep.verified,
-        "confidence": ep.confidence,
-        "expires_at": iso(ep.expires_at),
-        "superseded_by": ep.superseded_by,
+        **_memory_fields(ep),
         "priority": ep.priority,
         "updated_at": iso(ep.updated_at),
         # Unknown front-matter fields, so an import writes them back

@@ -133,6 +133,12 @@ class StoredEpisode:
     sha: str
 
 
+def page_count(total: int, page_size: int) -> int:
+    """How many pages of `page_size` hold `total` items; one when there are none (an empty
+    first page is still a page)."""
+    return max(1, -(-total // page_size))
+
+
 @dataclass(frozen=True)
 class EpisodePage:
     total: int
@@ -142,7 +148,7 @@ class EpisodePage:
 
     @property
     def pages(self) -> int:
-        return max(1, -(-self.total // self.page_size))
+        return page_count(self.total, self.page_size)
 
 
 def page_of(

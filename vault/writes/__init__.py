@@ -14,6 +14,7 @@ __all__ = [
     "episode_create",
     "episode_edit",
     "filelocks",
+    "fresh_ids",
     "lifecycle",
     "op_results",
     "operations",

@@ -6,12 +6,12 @@ overwritten, and only once its text provably reads back as the episode (render_e
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from functools import partial
+from pathlib import Path
 
-from vault.errors import Internal
 from vault.format.durations import parse_duration
 from vault.format.episode_fields import clean_text
 from vault.format.episodes import normalise_body, render_episode
@@ -30,7 +30,7 @@ from vault.layout.layout import Layout
 from vault.layout.store import BadRequestError, check_episode_id, check_speaker_id
 from vault.redaction.redact_forms import redacted_name
 from vault.redaction.redact_write import scrub, scrub_all
-from vault.writes.safewrite import create_new
+from vault.writes.fresh_ids import create_under_fresh_id, dated_id, rendered
 from vault.writes.transaction import Txn
 
 MAX_EPISODE_CHARS = 20_000
@@ -150,17 +150,12 @@ def create_episode_file(
     `episode` comes from build_episode (Vault.new_episode), which redacted it."""
     if episode_id is not None:
         episode_id = check_episode_id(episode_id)
-    for _ in range(20):
-        new_id = episode_id or f"ep_{episode.created_at:%Y%m%d}_{secrets.token_hex(3)}"
+
+    def draft(new_id: str) -> tuple[Episode, Path, bytes]:
         candidate = replace(episode, id=new_id)
         path = layout.new_episode_path(scope, new_id, candidate.created_at)
-        try:  # proves the file reads back as `candidate` (same rule as the parser)
-            data = render_episode(candidate).encode("utf-8")
-        except ValueError as exc:
-            raise BadRequestError(f"cannot save this memory: {exc}") from exc
-        if create_new(path, data):
-            txn.written.append(path)
-            return candidate
-        if episode_id:
-            raise BadRequestError(f"an episode file {new_id} already exists: pick another id")
-    raise Internal("could not find a free episode id after 20 tries")
+        # Rendering proves the file reads back as `candidate` (same rule as the parser).
+        return candidate, path, rendered(render_episode, candidate, "memory")
+
+    fresh = partial(dated_id, "ep", episode.created_at)
+    return create_under_fresh_id(txn, "episode", episode_id, fresh, draft)[0]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from indexer.jobs.consolidate import StalePreviewError, preview, run
 from indexer.jobs.consolidate_preview import Preview
+from indexer.jobs.consolidate_text import PreviewWords, preview_lines
 from indexer.jobs.llm import LLMError
 
 from .memory_call import Call, Reply
@@ -82,32 +83,27 @@ def _run(call: Call) -> str:
     return "\n".join(lines)
 
 
+WORDS = PreviewWords(
+    head="[Memory] Consolidation preview (model {model}); nothing was changed.",
+    archive="Archive {n} memories (status archived, linked to the summary):",
+    pick="  [{id}] {day} (imp:{importance}, {status}) {why}",
+    summary=(
+        "Summary (a new memory, source consolidation, dated {day}, importance {importance}{tags}):"
+    ),
+    profile="Profile changes ({state}):",
+    applied="applied by run",
+    not_applied="NOT applied: the setting consolidation_apply_profile_updates is off",
+    dropped="Dropped: {what}",
+    skipped="Skipped {rel}: {why}",
+    left_over="{n} more qualify: a later run takes them.",
+    day=day,
+    clip=cut,
+    note_chars=120,
+    blank_summary_lines=False,
+)
+
+
 def preview_text(p: Preview) -> str:
-    assert p.summary is not None
-    lines = [f"[Memory] Consolidation preview (model {p.model}); nothing was changed."]
-    lines.append(f"Archive {len(p.archive)} memories (status archived, linked to the summary):")
-    for v in p.archive:
-        why = "; ".join(r.detail for r in v.reasons)
-        lines.append(f"  [{v.id}] {day(v.created_at)} (imp:{v.importance}, {v.status}) {why}")
-        lines.append(f"      {cut(v.text, 90)}")
-    s = p.summary
-    tags = f", tags {', '.join(s.tags)}" if s.tags else ""
-    lines.append(
-        f"Summary (a new memory, source consolidation, dated {day(s.created_at)}, "
-        f"importance {s.importance}{tags}):"
-    )
-    lines.extend(f"  {line}" for line in s.text.splitlines() if line.strip())
-    if p.profile_edits:
-        state = (
-            "applied by run"
-            if p.applies_profile_edits
-            else "NOT applied: the setting consolidation_apply_profile_updates is off"
-        )
-        lines.append(f"Profile changes ({state}):")
-        lines.extend(f"  {cut(e.describe(), 120)}" for e in p.profile_edits)
-    lines.extend(f"Dropped: {cut(d, 120)}" for d in p.dropped)
-    lines.extend(f"Skipped {rel}: {cut(why, 120)}" for rel, why in p.skipped)
-    if p.left_over:
-        lines.append(f"{p.left_over} more qualify: a later run takes them.")
+    lines = preview_lines(p, WORDS)
     lines.append("!memory consolidate run applies exactly this preview.")
     return "\n".join(lines)

@@ -85,6 +85,8 @@ def test_a_memory_that_is_only_a_secret_is_refused_and_nothing_is_written(vault,
 def test_secrets_in_tags_and_key_are_redacted_too(vault, scope):
     episode = vault.remember(scope, "Dana set up the router", tags=[API_KEY], key=f"pwd={PASSWORD}")
     assert episode.tags == ("[redacted:api_key]",) and episode.key == "pwd=[redacted:password]"
+    read_back = vault.find_episode(scope, episode.id).episode  # the file, as kept
+    assert read_back.tags == episode.tags and read_back.key == episode.key
     assert places_holding(vault.root, API_KEY) == [] and places_holding(vault.root, PASSWORD) == []
 
 
