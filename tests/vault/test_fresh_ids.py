@@ -10,6 +10,7 @@ from types import SimpleNamespace
 import pytest
 
 from vault.candidates import Candidate, accept_candidate, write_candidates
+from vault.errors import Internal
 from vault.layout.keys import ScopeId
 from vault.layout.store import BadRequestError
 from vault.writes import fresh_ids
@@ -47,7 +48,7 @@ def test_a_given_id_that_is_taken_is_refused(vault: Vault) -> None:
 def test_twenty_clashes_in_a_row_give_up_and_write_nothing(vault: Vault, monkeypatch) -> None:
     hex_draws(monkeypatch, "cccccc")
     vault.remember(CHAT, "Alice likes tea", created_at=WHEN)
-    with pytest.raises(RuntimeError, match="could not find a free episode id after 20 tries"):
+    with pytest.raises(Internal, match="could not find a free episode id after 20 tries"):
         vault.remember(CHAT, "Bob likes coffee", created_at=WHEN)
     assert [s.episode.body for s in vault.load_episodes(CHAT)[0]] == ["Alice likes tea"]
 
