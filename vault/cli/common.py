@@ -36,10 +36,15 @@ def resolve_vault(args: argparse.Namespace, *, must_exist: bool = True) -> Path:
     return checked_root(str(path), must_exist=must_exist, located=located)
 
 
+def is_source_package(root: Path) -> bool:
+    """MemVault's own `vault` package (this one, or a checkout of it elsewhere)."""
+    return (root / "__init__.py").is_file() and (root / "writes" / "operations.py").is_file()
+
+
 def checked_root(raw: str, *, must_exist: bool = True, located: Located | None = None) -> Path:
     root = resolved(Path(raw).expanduser())
     # The source package is called vault/ too: writing memories into it would corrupt the app.
-    if (root / "__init__.py").exists() and (root / "operations.py").exists():
+    if is_source_package(root):
         raise UsageError(f"{root} is MemVault's source package, not a vault: pass --vault PATH")
     if must_exist and not root.is_dir():
         where = located or Located(raw, "--vault", True)
