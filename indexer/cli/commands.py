@@ -1,6 +1,10 @@
 """The indexer layer's `memvault` commands: search, remember (it supersedes and waits for
 the index), reindex, watch, status, eval, demo, consolidate, candidates. memvault_cli
-assembles them with the other layers'."""
+assembles them with the other layers'.
+
+`layer()` assembles them, with the commands of indexer.cli.candidates, consolidate and watch;
+those share indexer.cli.common (open_engine) and vault.cli.common, never this module.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,9 @@
 """The vault layer's `memvault` commands (memvault_cli assembles every layer's; see there
-for the exit codes): the files alone, no index."""
+for the exit codes): the files alone, no index.
+
+`layer()` assembles the layer from this module's commands and those of vault.cli.status,
+bulk, events and transfer; they share vault.cli.common and never import this module.
+"""
 
 from __future__ import annotations
 
