@@ -17,8 +17,8 @@ from indexer.backends.backend import IndexLockedError
 from indexer.engine import Engine
 from indexer.sync.catch_up import ProgressLines
 from indexer.sync.readonly import ReadOnlyIndexError
-from vault.cli import commands as vault_cli
-from vault.cli.commands import UsageError
+from vault.cli import common as vault_cli
+from vault.cli.common import UsageError
 from vault.cli.parser import CommandSpec, Layer, Parents
 from vault.layout.keys import ISOLATIONS
 from vault.writes.operations import Vault

@@ -30,11 +30,12 @@ from typing import TYPE_CHECKING, Any
 from hostsuite.checks_chat import other, settle
 from hostsuite.checks_scope import set_plugin_config
 from hostsuite.fake_llm import EXTRACTION_PROMPT, extraction_data, text_of
+from hostsuite.framework import phase
 from hostsuite.host import Host, SuiteError, wait_for
 from hostsuite.llm_requests import Request, read_requests
 
 if TYPE_CHECKING:
-    from hostsuite.suite import Suite
+    from hostsuite.framework import SuiteContext
     from vault.candidates import StoredCandidate
     from vault.writes.operations import Vault
 
@@ -47,7 +48,7 @@ ACCEPTED = re.compile(r"\[Memory\] Candidate (\S+) accepted as episode (ep_[0-9a
 WAIT_S = 60  # extraction starts ~1.5 s after the reply; the rest is margin on 2 busy cores
 
 
-def _vault(suite: Suite) -> tuple[Vault, Any]:
+def _vault(suite: SuiteContext) -> tuple[Vault, Any]:
     from vault.layout.keys import ScopeId
     from vault.writes.operations import Vault
 
@@ -55,7 +56,7 @@ def _vault(suite: Suite) -> tuple[Vault, Any]:
     return Vault(suite.vault_root, git=True), scope
 
 
-def _git(suite: Suite, *argv: str) -> str:
+def _git(suite: SuiteContext, *argv: str) -> str:
     done = subprocess.run(
         ["git", "-C", str(suite.vault_root), *argv],
         capture_output=True,
@@ -66,11 +67,11 @@ def _git(suite: Suite, *argv: str) -> str:
     return done.stdout
 
 
-def commits(suite: Suite) -> int:
+def commits(suite: SuiteContext) -> int:
     return int(_git(suite, "rev-list", "--count", "HEAD").strip())
 
 
-def extraction_for(suite: Suite, said: str, after: float) -> Request | None:
+def extraction_for(suite: SuiteContext, said: str, after: float) -> Request | None:
     """The first extraction request (MemVault's prompt) for the turn that said `said`."""
     for request in read_requests(suite.llm_log):
         system = next(
@@ -84,7 +85,9 @@ def extraction_for(suite: Suite, said: str, after: float) -> Request | None:
     return None
 
 
-def plugin_log(suite: Suite, needles: tuple[str, ...] = ("candidates_", "invocation")) -> str:
+def plugin_log(
+    suite: SuiteContext, needles: tuple[str, ...] = ("candidates_", "invocation")
+) -> str:
     """MemVault's log lines about candidates (the debug copy's output), the last few."""
     path = suite.logs / "memvault.log"
     if not path.exists():
@@ -95,7 +98,7 @@ def plugin_log(suite: Suite, needles: tuple[str, ...] = ("candidates_", "invocat
     return " | ".join(x.strip()[:300] for x in lines[-5:]) or "(no candidates_ line)"
 
 
-def pending(suite: Suite) -> list[StoredCandidate]:
+def pending(suite: SuiteContext) -> list[StoredCandidate]:
     from vault.candidates import load_candidates
 
     vault, scope = _vault(suite)
@@ -106,7 +109,8 @@ def pending(suite: Suite) -> list[StoredCandidate]:
     ]
 
 
-async def run(suite: Suite, host: Host, ids: dict[str, str]) -> None:
+@phase("candidates from a real turn", order=70)
+async def run(suite: SuiteContext, host: Host, ids: dict[str, str]) -> None:
     set_plugin_config(suite, host, {"candidates": True, "candidates_model": ids["llm"]})
     try:
         suite.restart_memvault(host)  # it reads its settings at start only
@@ -116,7 +120,7 @@ async def run(suite: Suite, host: Host, ids: dict[str, str]) -> None:
         set_plugin_config(suite, host, {"candidates": False})
 
 
-async def candidate_turn(suite: Suite, host: Host) -> None:
+async def candidate_turn(suite: SuiteContext, host: Host) -> None:
     chat = suite.chats["A"]
     commits_before = await asyncio.to_thread(commits, suite)
     started = time.time()
@@ -165,7 +169,7 @@ async def candidate_turn(suite: Suite, host: Host) -> None:
     await review(suite, host, stored)
 
 
-async def review(suite: Suite, host: Host, stored: StoredCandidate) -> None:
+async def review(suite: SuiteContext, host: Host, stored: StoredCandidate) -> None:
     chat = suite.chats["A"]
     cid, body = stored.candidate.id, stored.candidate.body
     listed = await suite.ask(chat, "!memory candidates")

@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, Any
 
 from hostsuite.chat import Chat
 from hostsuite.console_page import TOOL_MEMORY, page_data
+from hostsuite.framework import phase
 from hostsuite.host import Host, SuiteError, log
 
 if TYPE_CHECKING:
+    from hostsuite.framework import SuiteContext
     from hostsuite.llm_requests import Contents
-    from hostsuite.suite import Suite
 
 FACT_A = "Project Falcon launches on 3 March according to chat A"
 FACT_B = "Project Falcon launches on 9 May according to chat B"
@@ -43,11 +44,11 @@ def other(key: str) -> tuple[str, ...]:
     return MARKERS["B" if key == "A" else "A"]
 
 
-def scope_body(suite: Suite, key: str) -> dict[str, str]:
+def scope_body(suite: SuiteContext, key: str) -> dict[str, str]:
     return {"bot": suite.facts["ids"]["bot"], "session": suite.facts["sessions"][key]}
 
 
-def seed(suite: Suite, bot: str, session: str, text: str, isolation: str = "session") -> Any:
+def seed(suite: SuiteContext, bot: str, session: str, text: str, isolation: str = "session") -> Any:
     """A memory written as a file through the vault (not through the plugin): (id, path)."""
     from vault.format.model import Speaker
     from vault.layout.keys import ScopeId
@@ -61,7 +62,7 @@ def seed(suite: Suite, bot: str, session: str, text: str, isolation: str = "sess
     return episode.id, vault.find_episode(scope, episode.id).path
 
 
-def seed_profile(suite: Suite, bot: str, session: str, trait: str) -> None:
+def seed_profile(suite: SuiteContext, bot: str, session: str, trait: str) -> None:
     from vault.layout.keys import ScopeId
     from vault.writes.operations import Vault
 
@@ -70,7 +71,7 @@ def seed_profile(suite: Suite, bot: str, session: str, trait: str) -> None:
     )
 
 
-async def settle(suite: Suite, host: Host, session: str, query: str, want: str) -> float:
+async def settle(suite: SuiteContext, host: Host, session: str, query: str, want: str) -> float:
     """Wait until MemVault's engine recalls `want` for `query` in `session`, so the next
     message is a fair test. Asked through the host's KB retrieve API: MemVault's `retrieve`
     shows each record's text as the index holds it, the text the injector puts into the
@@ -95,7 +96,7 @@ async def settle(suite: Suite, host: Host, session: str, query: str, want: str) 
     raise SuiteError(f"MemVault's retrieve never answered {query!r} with {want!r} in 90s")
 
 
-def check_turn(suite: Suite, seen: Contents, key: str, own_id: str, own_text: str) -> None:
+def check_turn(suite: SuiteContext, seen: Contents, key: str, own_id: str, own_text: str) -> None:
     """The three request-body checks of one chat's question."""
     profile_ok = PROFILE[key] in seen.profile and not any(m in seen.profile for m in other(key))
     suite.check(
@@ -136,7 +137,9 @@ def _memory_view_ids(reply: str) -> tuple[list[str], list[str]]:
     return block, served
 
 
-async def injection_view(suite: Suite, host: Host, chat: Chat, key: str, seen: Contents) -> None:
+async def injection_view(
+    suite: SuiteContext, host: Host, chat: Chat, key: str, seen: Contents
+) -> None:
     """`!memory` and the console's /injection name the ids the model got, where it got them."""
     received = (sorted(seen.block_ids), sorted(seen.retrieved_ids))
     turn = await suite.ask(chat, "!memory")
@@ -163,7 +166,8 @@ async def injection_view(suite: Suite, host: Host, chat: Chat, key: str, seen: C
     )
 
 
-async def run(suite: Suite, host: Host, ids: dict[str, str]) -> None:
+@phase("chats A and B", order=10)
+async def run(suite: SuiteContext, host: Host, ids: dict[str, str]) -> None:
     chat_a = Chat(host, ids["bot"], str(uuid.uuid4()), "A")
     chat_b = Chat(host, ids["bot"], str(uuid.uuid4()), "B")
     suite.chats.update(A=chat_a, B=chat_b)
@@ -227,7 +231,7 @@ async def run(suite: Suite, host: Host, ids: dict[str, str]) -> None:
     await tool_call(suite, chat_a)
 
 
-async def hand_edit(suite: Suite, host: Host, chat: Chat, id_a: str, path: Path) -> None:
+async def hand_edit(suite: SuiteContext, host: Host, chat: Chat, id_a: str, path: Path) -> None:
     original = path.read_text("utf-8")
     path.write_text(original.replace(FACT_A, EDITED_A), "utf-8")  # a person's edit
     waited = await settle(suite, host, suite.facts["sessions"]["A"], QUESTION, "17 April")
@@ -241,7 +245,7 @@ async def hand_edit(suite: Suite, host: Host, chat: Chat, id_a: str, path: Path)
     )
 
 
-async def tool_call(suite: Suite, chat: Chat) -> None:
+async def tool_call(suite: SuiteContext, chat: Chat) -> None:
     """`tool remember {...}`: the fake LLM answers with a tool call, LocalAgent calls
     MemVault's tool through the host, the result goes back to the model."""
     args = {"content": f"Suite tool memory: the {TOOL_MEMORY}", "tags": ["suite"]}

@@ -30,11 +30,12 @@ from hostsuite.chat import Chat
 from hostsuite.checks_candidates import _git, commits
 from hostsuite.checks_chat import MARKERS
 from hostsuite.checks_scope import set_plugin_config
+from hostsuite.framework import phase
 from hostsuite.host import Host
 from hostsuite.llm_requests import Contents, Request, take_apart
 
 if TYPE_CHECKING:
-    from hostsuite.suite import Suite, Turn
+    from hostsuite.framework import SuiteContext, Turn
     from vault.events import StoredEvent
 
 TYPES = ["appointment: a booked visit"]
@@ -47,7 +48,7 @@ CLOSED = re.compile(r"Closed key event (evt_\d{8}_[0-9a-f]{6}) \(appointment\)")
 EVERYONE = (*MARKERS["A"], *MARKERS["B"])  # texts of the earlier chats' own memories
 
 
-def sender_of(suite: Suite, chat: Chat) -> str:
+def sender_of(suite: SuiteContext, chat: Chat) -> str:
     """The sender id LangBot 4.11.2 gives an embed chat (websocket_adapter, handle_...)."""
     return f"websocket_{suite.facts['ids']['pipeline']}:{chat.session_id}"
 
@@ -63,7 +64,7 @@ def tool_result(turn: Turn) -> str:
     return found[-1] if found else ""
 
 
-def row(suite: Suite, turn: Turn, label: str, other: tuple[str, ...]) -> list[Contents]:
+def row(suite: SuiteContext, turn: Turn, label: str, other: tuple[str, ...]) -> list[Contents]:
     """Every model request of the turn, taken apart, one row of the table each."""
     seen = [suite.seen(turn, label, other)]
     for i, request in enumerate(turn.requests[1:], 2):
@@ -72,7 +73,7 @@ def row(suite: Suite, turn: Turn, label: str, other: tuple[str, ...]) -> list[Co
     return seen
 
 
-def stored(suite: Suite, person: str, event_id: str) -> list[StoredEvent]:
+def stored(suite: SuiteContext, person: str, event_id: str) -> list[StoredEvent]:
     from vault.events import load_events
     from vault.layout.layout import Layout
 
@@ -80,17 +81,18 @@ def stored(suite: Suite, person: str, event_id: str) -> list[StoredEvent]:
     return [s for s in found if s.event.id == event_id]
 
 
-def files_named(suite: Suite, event_id: str) -> list[str]:
+def files_named(suite: SuiteContext, event_id: str) -> list[str]:
     """Every file of the vault's bots/ named after the event: where it went, and nowhere else."""
     root = suite.vault_root
     return sorted(p.relative_to(root).as_posix() for p in (root / "bots").rglob(f"{event_id}.md"))
 
 
-def head_files(suite: Suite) -> list[str]:
+def head_files(suite: SuiteContext) -> list[str]:
     return [f for f in _git(suite, "show", "--name-only", "--format=", "HEAD").split("\n") if f]
 
 
-async def run(suite: Suite, host: Host, ids: dict[str, str]) -> None:
+@phase("key events through the tool loop", order=80)
+async def run(suite: SuiteContext, host: Host, ids: dict[str, str]) -> None:
     set_plugin_config(suite, host, {"event_types": TYPES})
     try:
         suite.restart_memvault(host)  # it reads its settings at start only
@@ -107,7 +109,7 @@ async def run(suite: Suite, host: Host, ids: dict[str, str]) -> None:
     await turned_off(suite)
 
 
-async def open_in_a(suite: Suite, chat: Chat) -> str | None:
+async def open_in_a(suite: SuiteContext, chat: Chat) -> str | None:
     args = {"type": "appointment", "summary": SUMMARY}
     before = await asyncio.to_thread(commits, suite)
     turn = await suite.ask(chat, "tool open_event " + json.dumps(args))
@@ -156,7 +158,7 @@ async def open_in_a(suite: Suite, chat: Chat) -> str | None:
 
 
 async def seen_by_people(
-    suite: Suite, host: Host, ids: dict[str, str], private: Chat, event_id: str
+    suite: SuiteContext, host: Host, ids: dict[str, str], private: Chat, event_id: str
 ) -> None:
     chat_a, chat_b = suite.chats["A"], suite.chats["B"]
     leak = (SUMMARY, event_id)
@@ -209,7 +211,7 @@ async def seen_by_people(
     )
 
 
-async def close_in_a(suite: Suite, chat: Chat, private: Chat, event_id: str) -> None:
+async def close_in_a(suite: SuiteContext, chat: Chat, private: Chat, event_id: str) -> None:
     args = {"id": event_id, "resolution": RESOLUTION}
     before = await asyncio.to_thread(commits, suite)
     turn = await suite.ask(chat, "tool close_event " + json.dumps(args))
@@ -253,7 +255,7 @@ async def close_in_a(suite: Suite, chat: Chat, private: Chat, event_id: str) -> 
     )
 
 
-async def turned_off(suite: Suite) -> None:
+async def turned_off(suite: SuiteContext) -> None:
     from vault.events import FEATURE_OFF
 
     chat = suite.chats["A"]

@@ -8,13 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from hostsuite.framework import phase
 from hostsuite.host import Host, SuiteError, wait_for
 
 if TYPE_CHECKING:
-    from hostsuite.suite import Suite
+    from hostsuite.framework import SuiteContext
 
 
-def run(suite: Suite, host: Host, ids: dict[str, str]) -> None:
+@phase("knowledge base", order=20)
+def run(suite: SuiteContext, host: Host, ids: dict[str, str]) -> None:
     files = httpx.Client(base_url=host.base, timeout=60)
     headers = {"Authorization": f"Bearer {host.token}", "X-Workspace-Id": host.workspace}
     body = b"# Office\n\nVisitors park on level -2 of the suite garage.\n"

@@ -31,10 +31,11 @@ import yaml
 
 from hostsuite import checks_settings
 from hostsuite.console_page import check_installed_page, page_data, wait_page_ready
+from hostsuite.framework import phase
 from hostsuite.host import READY, Host, SuiteError, log, wait_for
 
 if TYPE_CHECKING:
-    from hostsuite.suite import Suite
+    from hostsuite.framework import SuiteContext
 
 REPO = Path(__file__).resolve().parents[1]
 KEY_MEMORY = "Upgrade proof: the archive room key is green"
@@ -42,7 +43,7 @@ KEY_QUESTION = "Which colour is the archive room key?"
 EPISODE_ID_LINE = re.compile(r"(?m)^id:\s*['\"]?([^'\"\s]+)")
 
 
-def build(suite: Suite) -> Path:
+def build(suite: SuiteContext) -> Path:
     dist = suite.work / "dist"
     built = subprocess.run(
         [sys.executable, str(REPO / "scripts" / "build_plugin.py"), "-o", str(dist)],
@@ -86,7 +87,7 @@ def bumped(version: str) -> str:
     return ".".join(map(str, [*parts[:-1], parts[-1] + 1]))
 
 
-def expected_default(suite: Suite) -> list[Path]:
+def expected_default(suite: SuiteContext) -> list[Path]:
     """The plugin's own default for both folders the runtime runs an installed plugin from,
     with the empty environment the runtime gives it."""
     spec = importlib.util.spec_from_file_location(
@@ -118,7 +119,7 @@ def installed(host: Host, ident: str) -> tuple[str, str] | None:
     return None
 
 
-def wait_task(suite: Suite, host: Host, task_id: Any, what: str, timeout: float) -> None:
+def wait_task(suite: SuiteContext, host: Host, task_id: Any, what: str, timeout: float) -> None:
     def done() -> Any:
         suite.procs.check_alive()
         runtime = host.call("GET", f"/api/v1/system/tasks/{task_id}").get("runtime", {})
@@ -131,7 +132,7 @@ def wait_task(suite: Suite, host: Host, task_id: Any, what: str, timeout: float)
     wait_for(what, done, timeout, 2)
 
 
-def install(suite: Suite, host: Host, package: Path, version: str) -> float:
+def install(suite: SuiteContext, host: Host, package: Path, version: str) -> float:
     """Install through the host (the runtime pip-installs requirements.txt) and wait until
     that version runs. Seconds taken."""
     started = time.monotonic()
@@ -153,7 +154,7 @@ def install(suite: Suite, host: Host, package: Path, version: str) -> float:
     return time.monotonic() - started
 
 
-def uninstall(suite: Suite, host: Host) -> None:
+def uninstall(suite: SuiteContext, host: Host) -> None:
     task = host.call("DELETE", f"/api/v1/plugins/{suite.memvault_id}")
     wait_task(suite, host, task["task_id"], "uninstalling MemVault", 300)
     wait_for("MemVault to be gone", lambda: installed(host, suite.memvault_id) is None, 120, 2)
@@ -168,7 +169,7 @@ def episode_id(vault: Path, text: str) -> str | None:
     return None
 
 
-def recalled(suite: Suite, label: str, key_id: str) -> tuple[bool, str]:
+def recalled(suite: SuiteContext, label: str, key_id: str) -> tuple[bool, str]:
     seen = suite.seen(asyncio.run(suite.ask(suite.chats["A"], KEY_QUESTION)), label, ())
     ok = seen.times(key_id) == 1 and bool(seen.profile)
     return (
@@ -177,7 +178,8 @@ def recalled(suite: Suite, label: str, key_id: str) -> tuple[bool, str]:
     )
 
 
-def run(suite: Suite, host: Host, ids: dict[str, str]) -> None:
+@phase("package install", order=90, needs_package=True)
+def run(suite: SuiteContext, host: Host, ids: dict[str, str]) -> None:
     suite.procs.stop("memvault")
     wait_for(
         "the debug MemVault to detach",

@@ -16,17 +16,19 @@ from typing import TYPE_CHECKING, Any
 from hostsuite.chat import Chat
 from hostsuite.checks_chat import MARKERS, QUESTION, other, seed, settle
 from hostsuite.console_page import page_data
+from hostsuite.framework import phase
 from hostsuite.host import Host, wait_for
 from hostsuite.local_agent import RUNNER_ID
 
 if TYPE_CHECKING:
-    from hostsuite.suite import Suite
+    from hostsuite.framework import SuiteContext
 
 GALA = "The Harbor Gala of the suite's first bot is on 5 June"
 GALA_QUESTION = "When is the Harbor Gala?"
 
 
-async def not_attached(suite: Suite, host: Host, ids: dict[str, str]) -> None:
+@phase("KB not attached", order=50)
+async def not_attached(suite: SuiteContext, host: Host, ids: dict[str, str]) -> None:
     chat = suite.chats["A"]
     suite.set_runner_kbs(host, ids["pipeline"], RUNNER_ID, [])
     try:
@@ -50,7 +52,7 @@ async def not_attached(suite: Suite, host: Host, ids: dict[str, str]) -> None:
         suite.set_runner_kbs(host, ids["pipeline"], RUNNER_ID, [ids["kb"]])
 
 
-def set_plugin_config(suite: Suite, host: Host, changes: dict[str, Any]) -> dict[str, Any]:
+def set_plugin_config(suite: SuiteContext, host: Host, changes: dict[str, Any]) -> dict[str, Any]:
     """Through the host's plugin config API, as the web UI's settings form does."""
     path = f"/api/v1/plugins/{suite.memvault_id}/config"
     # A config PUT makes the host restart the plugin (the debug copy reconnects): until it is
@@ -62,11 +64,12 @@ def set_plugin_config(suite: Suite, host: Host, changes: dict[str, Any]) -> dict
     return config
 
 
-def set_isolation(suite: Suite, host: Host, isolation: str) -> dict[str, Any]:
+def set_isolation(suite: SuiteContext, host: Host, isolation: str) -> dict[str, Any]:
     return set_plugin_config(suite, host, {"isolation": isolation})
 
 
-async def bot_isolation(suite: Suite, host: Host, ids: dict[str, str]) -> None:
+@phase("isolation=bot", order=60)
+async def bot_isolation(suite: SuiteContext, host: Host, ids: dict[str, str]) -> None:
     set_isolation(suite, host, "bot")
     try:
         suite.restart_memvault(host)  # waits for its page: /meta answers

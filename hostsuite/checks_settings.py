@@ -34,7 +34,7 @@ from hostsuite.host import Host, SuiteError, log
 
 if TYPE_CHECKING:
     from hostsuite.chat import Chat
-    from hostsuite.suite import Suite
+    from hostsuite.framework import SuiteContext
 
 TYPES = ["appointment: a booked visit"]
 OFF = "key events are off for this bot"  # vault/events/event_types.py FEATURE_OFF
@@ -42,14 +42,14 @@ IN_EFFECT = "settings in effect match LangBot's: "  # live_settings.check
 WAIT_SECONDS = 120.0
 
 
-def put(suite: Suite, host: Host, changes: dict[str, Any]) -> float:
+def put(suite: SuiteContext, host: Host, changes: dict[str, Any]) -> float:
     """One PUT of the plugin's config (what is not in `changes` stays); when it was sent."""
     at = time.time()
     set_plugin_config(suite, host, changes)
     return at
 
 
-def in_effect(suite: Suite, chat: Chat, *fragments: str) -> tuple[bool, str]:
+def in_effect(suite: SuiteContext, chat: Chat, *fragments: str) -> tuple[bool, str]:
     """Wait until `!memory health` of the installed copy says LangBot's settings are in
     effect and they read `fragments`; (done, the settings line or the last reply)."""
     deadline = time.monotonic() + WAIT_SECONDS
@@ -69,7 +69,7 @@ def in_effect(suite: Suite, chat: Chat, *fragments: str) -> tuple[bool, str]:
     return False, f"after {WAIT_SECONDS:.0f}s: {last[:400]}"
 
 
-def embedding_keys(suite: Suite, after: float) -> list[str]:
+def embedding_keys(suite: SuiteContext, after: float) -> list[str]:
     """The Authorization headers of the fake server's embedding requests since `after`."""
     keys = []
     for line in suite.llm_log.read_text("utf-8").splitlines():
@@ -79,7 +79,7 @@ def embedding_keys(suite: Suite, after: float) -> list[str]:
     return keys
 
 
-def run(suite: Suite, host: Host, key_id: str, question: str) -> None:
+def run(suite: SuiteContext, host: Host, key_id: str, question: str) -> None:
     started = time.monotonic()
     chat = suite.chats["A"]
     lists(suite, host, chat)
@@ -89,7 +89,7 @@ def run(suite: Suite, host: Host, key_id: str, question: str) -> None:
     log(f"settings checks on the installed copy took {time.monotonic() - started:.0f}s")
 
 
-def lists(suite: Suite, host: Host, chat: Chat) -> None:
+def lists(suite: SuiteContext, host: Host, chat: Chat) -> None:
     before = tool_result(asyncio.run(suite.ask(chat, "tool list_events {}")))
     put(suite, host, {"event_types": TYPES})
     done, line = in_effect(suite, chat, "event_types=appointment")
@@ -101,7 +101,7 @@ def lists(suite: Suite, host: Host, chat: Chat) -> None:
     )
 
 
-def number(suite: Suite, host: Host, chat: Chat, key_id: str, question: str) -> None:
+def number(suite: SuiteContext, host: Host, chat: Chat, key_id: str, question: str) -> None:
     seen = suite.seen(asyncio.run(suite.ask(chat, question)), "A: floor 0.44 (installed)", ())
     before = seen.times(key_id)
     put(suite, host, {"relevance_floor": 1.0})
@@ -123,7 +123,7 @@ def mode_line(reply: str) -> str:
     return next((x.strip() for x in reply.splitlines() if "mode:" in x), reply[:80])
 
 
-def enum(suite: Suite, host: Host, chat: Chat) -> None:
+def enum(suite: SuiteContext, host: Host, chat: Chat) -> None:
     in_effect(suite, chat, "isolation=session", "relevance_floor=0.44")  # number()'s undo
     before = mode_line(asyncio.run(suite.ask(chat, "!memory")).reply)
     put(suite, host, {"isolation": "bot"})
@@ -136,7 +136,7 @@ def enum(suite: Suite, host: Host, chat: Chat) -> None:
     )
 
 
-def secret(suite: Suite, host: Host, chat: Chat) -> None:
+def secret(suite: SuiteContext, host: Host, chat: Chat) -> None:
     port = (suite.work / "fake_llm.port").read_text().strip()
     first, second = (f"sk-suite-{uuid.uuid4().hex}" for _ in range(2))
     url = f"http://127.0.0.1:{port}/v1"

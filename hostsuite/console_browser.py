@@ -13,11 +13,12 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from hostsuite.console_page import ARTIFACTS, PAGE_ID, PAGE_LABEL, UI_NOISE, PageError
+from hostsuite.framework import phase
 from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS, browser_missing
 
 if TYPE_CHECKING:
+    from hostsuite.framework import SuiteContext
     from hostsuite.host import Host
-    from hostsuite.suite import Suite
 
 BROWSER_CHECKS = (
     "LangBot's web UI lists the Memory Console and shows it in its sandboxed iframe",
@@ -27,7 +28,8 @@ BROWSER_CHECKS = (
 )
 
 
-def check_page_in_browser(suite: Suite, host: Host, ids: dict[str, str]) -> None:
+@phase("console in the browser", order=40)
+def check_page_in_browser(suite: SuiteContext, host: Host, ids: dict[str, str]) -> None:
     """Log into LangBot's own web UI with chromium and use the page like a person would."""
     missing = browser_missing()
     if missing:
@@ -74,7 +76,7 @@ def check_page_in_browser(suite: Suite, host: Host, ids: dict[str, str]) -> None
 
 
 class BrowserRun:
-    def __init__(self, suite: Suite, host: Host, ids: dict[str, str], browser: Any) -> None:
+    def __init__(self, suite: SuiteContext, host: Host, ids: dict[str, str], browser: Any) -> None:
         self.suite, self.host, self.ids = suite, host, ids
         self.sessions = suite.facts["sessions"]
         self.context = browser.new_context(viewport={"width": 1400, "height": 900})

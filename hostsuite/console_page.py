@@ -17,11 +17,12 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hostsuite.framework import phase
 from hostsuite.host import SuiteError, wait_for
 
 if TYPE_CHECKING:
+    from hostsuite.framework import SuiteContext
     from hostsuite.host import Host
-    from hostsuite.suite import Suite
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "test-artifacts" / "hostsuite"
@@ -40,7 +41,9 @@ class PageError(SuiteError):
 # -- HTTP ------------------------------------------------------------------------------------
 
 
-def page_api(suite: Suite, host: Host, endpoint: str, body: dict[str, Any]) -> tuple[int, Any]:
+def page_api(
+    suite: SuiteContext, host: Host, endpoint: str, body: dict[str, Any]
+) -> tuple[int, Any]:
     """POST /page-api as LangBot's web UI does: (HTTP status, the host's JSON answer)."""
     response = host.http.post(
         f"/api/v1/plugins/{suite.memvault_id}/page-api",
@@ -53,14 +56,14 @@ def page_api(suite: Suite, host: Host, endpoint: str, body: dict[str, Any]) -> t
         return response.status_code, {"code": None, "msg": response.text[:300]}
 
 
-def page_data(suite: Suite, host: Host, endpoint: str, body: dict[str, Any]) -> Any:
+def page_data(suite: SuiteContext, host: Host, endpoint: str, body: dict[str, Any]) -> Any:
     status, answer = page_api(suite, host, endpoint, body)
     if status != 200 or answer.get("code") != 0:
         raise PageError(f"page-api {endpoint} -> {status} {json.dumps(answer)[:400]}")
     return answer.get("data")
 
 
-def wait_page_ready(suite: Suite, host: Host) -> dict[str, Any]:
+def wait_page_ready(suite: SuiteContext, host: Host) -> dict[str, Any]:
     """/meta once MemVault has started (its status is "initialized" before its Page is)."""
 
     def meta() -> Any:
@@ -70,7 +73,7 @@ def wait_page_ready(suite: Suite, host: Host) -> dict[str, Any]:
     return wait_for("MemVault's page to answer /meta", meta, 180, every=1)
 
 
-def asset_url(suite: Suite, rel: str) -> str:
+def asset_url(suite: SuiteContext, rel: str) -> str:
     from scripts.build_plugin import PAGE_DIR
 
     return f"/api/v1/plugins/{suite.memvault_id}/assets/{PAGE_DIR}/{rel}"
@@ -80,7 +83,7 @@ def _contents(items: list[dict[str, Any]]) -> str:
     return " | ".join(str(i.get("content", "")) for i in items)
 
 
-def _guarded(suite: Suite, name: str, run: Any) -> None:
+def _guarded(suite: SuiteContext, name: str, run: Any) -> None:
     """One check: `run()` returns (ok, detail); an error is that check's FAIL, not the suite's."""
     try:
         ok, detail = run()
@@ -89,7 +92,8 @@ def _guarded(suite: Suite, name: str, run: Any) -> None:
     suite.check(name, ok, detail)
 
 
-def check_page_http(suite: Suite, host: Host, ids: dict[str, str]) -> None:
+@phase("console over HTTP", order=30)
+def check_page_http(suite: SuiteContext, host: Host, ids: dict[str, str]) -> None:
     """The page's files and its /page-api endpoints, through the host's HTTP API."""
     from scripts.build_plugin import PAGE_DIR
 
@@ -276,7 +280,7 @@ def check_page_http(suite: Suite, host: Host, ids: dict[str, str]) -> None:
 # -- the installed package ---------------------------------------------------------------------
 
 
-def check_installed_page(suite: Suite, host: Host, ids: dict[str, str], want: str) -> None:
+def check_installed_page(suite: SuiteContext, host: Host, ids: dict[str, str], want: str) -> None:
     """After the .lbpkg replaced the debug copy: its page asset and one page-api call that
     finds `want` (a memory of chat A in the installed plugin's vault)."""
 

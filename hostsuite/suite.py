@@ -13,7 +13,8 @@ Started by `bash hostsuite/run.sh` (which prepares the cached host venv). Steps:
    hostsuite/local_agent.py) and the suite's probe (hostsuite/suite_plugin);
 5. a MemVault knowledge base, a pipeline whose runner is LocalAgent with that KB in its
    `knowledge-bases`, a Page Bot bound to the pipeline; group chats over the embed WebSocket;
-6. the checks (hostsuite/checks_*.py, console_page.py, console_browser.py), the table of
+6. the checks (hostsuite/checks_*.py, console_page.py, console_browser.py: each phase registered
+   with hostsuite/framework.py, which they import instead of this module), the table of
    what each model request contained, results.json in the work folder.
 
 The probe plugin is kept for what LocalAgent cannot show: the `_ltm_context` query variable
@@ -36,7 +37,7 @@ import signal
 import tempfile
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +52,9 @@ from hostsuite import (
     console_page,
 )
 from hostsuite.chat import Chat
+from hostsuite.framework import Turn, registered
 from hostsuite.host import Host, SuiteError, log, wait_for
-from hostsuite.llm_requests import Contents, Request, requests_for, table, take_apart
+from hostsuite.llm_requests import Contents, requests_for, table, take_apart
 from hostsuite.local_agent import LOCAL_AGENT_ID, RUNNER_ID, prepare_local_agent
 from hostsuite.rig import HostRig
 
@@ -60,6 +62,18 @@ REPO = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
 DEFAULT_HOST_VENV = Path.home() / ".cache" / "memvault" / "langbot-4.11.2"
 PROBE_ID = "hostsuite/MemVaultSuiteProbe"
+# The modules whose phases the suite runs (each registers them with @framework.phase when
+# imported; the order is theirs: framework.registered()).
+CHECKS = (
+    checks_chat,
+    checks_kb,
+    console_page,
+    console_browser,
+    checks_scope,
+    checks_candidates,
+    checks_events,
+    checks_package,
+)
 
 
 class Probe:
@@ -77,19 +91,6 @@ class Probe:
             if r.get("kind") == "prompt" and r.get("user_message_text") == text and r["at"] >= after
         ]
         return found[-1] if found else None
-
-
-@dataclass(frozen=True)
-class Turn:
-    """One message in a chat: the reply, the probe's record, the model requests it made."""
-
-    reply: str
-    probe: dict[str, Any]
-    requests: list[Request]
-
-    @property
-    def session(self) -> str:
-        return str(self.probe.get("session_name", ""))
 
 
 class Suite(HostRig):
@@ -197,29 +198,12 @@ class Suite(HostRig):
         return self.report()
 
     def phases(self, host: Host, ids: dict[str, str]) -> None:
-        """One phase's failure is its FAIL line; the next phase still runs."""
-        self.phase("chats A and B", lambda: asyncio.run(checks_chat.run(self, host, ids)))
-        self.phase("knowledge base", lambda: checks_kb.run(self, host, ids))
-        self.phase("console over HTTP", lambda: console_page.check_page_http(self, host, ids))
-        self.phase(
-            "console in the browser", lambda: console_browser.check_page_in_browser(self, host, ids)
-        )
-        self.phase(
-            "KB not attached", lambda: asyncio.run(checks_scope.not_attached(self, host, ids))
-        )
-        self.phase(
-            "isolation=bot", lambda: asyncio.run(checks_scope.bot_isolation(self, host, ids))
-        )
-        self.phase(
-            "candidates from a real turn",
-            lambda: asyncio.run(checks_candidates.run(self, host, ids)),
-        )
-        self.phase(
-            "key events through the tool loop",
-            lambda: asyncio.run(checks_events.run(self, host, ids)),
-        )
-        if self.install_package:
-            self.phase("package install", lambda: checks_package.run(self, host, ids))
+        """The check modules' phases in their order (hostsuite.framework); one phase's
+        failure is its FAIL line, the next phase still runs."""
+        for step in registered():
+            if step.needs_package and not self.install_package:
+                continue
+            self.phase(step.name, partial(step, self, host, ids))
 
     def phase(self, name: str, run: Callable[[], None]) -> None:
         try:

@@ -18,6 +18,7 @@ from pathlib import Path
 from console import cli as console_cli
 from indexer.cli import commands as indexer_cli
 from vault.cli import commands as vault_cli
+from vault.cli.common import resolve_vault
 from vault.cli.parser import CommandParser, Layer, Parents, common_options, git_option
 from vault.errors import OUTCOMES, Internal, MemVaultError, kind_of, os_message
 from vault.layout.readonly import explain_write_error
@@ -159,6 +160,6 @@ def fail(args: argparse.Namespace, exc: Exception) -> int:
 
 def _vault_or_none(args: argparse.Namespace) -> Path | None:
     try:
-        return vault_cli.resolve_vault(args)
+        return resolve_vault(args)
     except MemVaultError:
         return None

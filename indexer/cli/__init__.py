@@ -7,4 +7,5 @@ consolidate, demo, ...) and what they print (indexer.cli.show).
 
 __all__ = [
     "commands",
+    "common",
 ]

@@ -13,6 +13,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from indexer.cli.common import open_engine
 from indexer.cli.consolidate import days
 from indexer.jobs.candidates_extract import Turn, extract
 from indexer.jobs.llm import LLMError, llm_from_env
@@ -26,7 +27,7 @@ from vault.candidates import (
     purge_candidates,
     reject_candidate,
 )
-from vault.cli import commands as vault_cli
+from vault.cli import common as vault_cli
 from vault.cli.output import emit, one_line
 from vault.cli.parser import Parents, add_scope
 from vault.format.jsonin import load_json
@@ -153,7 +154,6 @@ def _extract(args: argparse.Namespace) -> int:
         llm = llm_from_env()
     except LLMError as exc:
         raise vault_cli.UsageError(f"candidates extract asks an LLM: {exc}") from exc
-    from indexer.cli.commands import open_engine  # indexer.cli imports this module
     from indexer.sync.catch_up import catch_up
 
     vault = vault_cli.open_vault(args)

@@ -1,6 +1,10 @@
 """The indexer layer's `memvault` commands: search, remember (it supersedes and waits for
 the index), reindex, watch, status, eval, demo, consolidate, candidates. memvault_cli
-assembles them with the other layers'."""
+assembles them with the other layers'.
+
+`layer()` assembles them, with the commands of indexer.cli.candidates, consolidate and watch;
+those share indexer.cli.common (open_engine) and vault.cli.common, never this module.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +14,9 @@ import shutil
 import sys
 from pathlib import Path
 
-from indexer.backends.backend import IndexLockedError
 from indexer.cli import show as cli_show
 from indexer.cli.candidates import candidates_args, cmd_candidates
+from indexer.cli.common import open_engine
 from indexer.cli.consolidate import cmd_consolidate, consolidate_args
 from indexer.cli.watch import cmd_watch, watch_args
 from indexer.engine import Engine
@@ -22,7 +26,8 @@ from indexer.supersede import is_correction, supersede_on_correction
 from indexer.sync import follow
 from indexer.sync.catch_up import CATCH_UP_FILES, catch_up
 from indexer.sync.manifest import index_dir
-from vault.cli import commands as vault_cli
+from vault.cli import common as vault_cli
+from vault.cli.commands import remember_from_args
 from vault.cli.output import emit
 from vault.cli.parser import CommandSpec, Layer, Parents, add_filters, add_scope, remember_args
 from vault.errors import FOUND_PROBLEMS
@@ -91,19 +96,6 @@ def eval_args(ev: argparse.ArgumentParser, parents: Parents) -> None:
     )
 
 
-def open_engine(args: argparse.Namespace, *, writer: bool = True) -> tuple[Engine, bool]:
-    """(engine, is_writer): a writer when no other process writes; else read-only. A writer
-    here is one for a moment (indexer.sync.catch_up): it never starts a vector rebuild, which
-    its close would wait for; `reindex` and `watch` do."""
-    root = vault_cli.resolve_vault(args)
-    if writer:
-        try:
-            return Engine.open(root, rebuild=False), True
-        except IndexLockedError:
-            pass
-    return Engine.open(root, writer=False), False
-
-
 def cmd_search(args: argparse.Namespace) -> int:
     if args.top_k < 1:
         raise vault_cli.UsageError("--top-k must be 1 or more")
@@ -139,7 +131,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
     """remember, then (for a correction) supersede near-duplicates; the index follows
     (this process indexes as writer, or `follow_index` waits for the process that is)."""
     vault = vault_cli.open_vault(args)
-    episode = vault_cli.remember_from_args(args, vault)
+    episode = remember_from_args(args, vault)
     superseded: list[str] = []
     if is_correction(episode):
         engine, writer = open_engine(args)

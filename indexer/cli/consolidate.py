@@ -14,12 +14,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from indexer.cli.common import open_engine
 from indexer.jobs.consolidate import preview, run
 from indexer.jobs.consolidate_preview import Preview, from_json
 from indexer.jobs.consolidate_select import ConsolidateSettings
 from indexer.jobs.consolidate_text import PreviewWords, preview_lines
 from indexer.jobs.llm import LLMError, llm_from_env
-from vault.cli import commands as vault_cli
+from vault.cli import common as vault_cli
 from vault.cli.output import emit, one_line
 from vault.cli.parser import Parents, add_scope
 from vault.format.jsonin import load_json
@@ -77,8 +78,6 @@ def _preview(args: argparse.Namespace, settings: ConsolidateSettings) -> int:
         llm = llm_from_env()
     except LLMError as exc:
         raise vault_cli.UsageError(f"consolidate preview asks an LLM: {exc}") from exc
-    # Imported here: indexer.cli.commands imports this module to register the command.
-    from indexer.cli.commands import open_engine
 
     vault = vault_cli.open_vault(args)
     out = args.out.expanduser().resolve() if args.out else None
@@ -115,7 +114,6 @@ def _run(args: argparse.Namespace, given: dict[str, Any]) -> int:
             f"the preview was made with other settings ({', '.join(differ)}): a run applies it "
             "as it was made; make a new preview with these flags instead"
         )
-    from indexer.cli.commands import open_engine
 
     vault = vault_cli.open_vault(args)
     engine, writer = open_engine(args)

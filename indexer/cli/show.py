@@ -17,7 +17,7 @@ from indexer.retrieval.verdict import gate_words, verdict_words
 from indexer.status import DiskStatus, disk_status
 from indexer.sync.locks import LOCK_NAME
 from indexer.sync.manifest import index_dir
-from indexer.sync.syncer import SyncReport
+from indexer.sync.report import SyncReport
 from vault.cli.output import plural
 from vault.format.model import FormatError
 from vault.format.views import episode_item

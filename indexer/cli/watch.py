@@ -19,8 +19,8 @@ from typing import Any
 
 from indexer.cli import show as cli_show
 from indexer.engine import Engine
-from indexer.sync.syncer import SyncReport
-from vault.cli import commands as vault_cli
+from indexer.sync.report import SyncReport
+from vault.cli import common as vault_cli
 from vault.cli.parser import Parents
 
 SHOWN_PATHS = 3  # paths named per batch line; the count says how many more

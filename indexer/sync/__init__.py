@@ -15,6 +15,7 @@ __all__ = [
     "plan",
     "readonly",
     "rebuild",
+    "report",
     "syncer",
     "watcher",
 ]

@@ -13,7 +13,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from indexer.backends.backend import SearchBackend
 from indexer.backends.documents import fingerprints, read_file, trusted_mtime, with_ids
@@ -21,9 +20,7 @@ from indexer.backends.records import ChunkDoc
 from indexer.sync.manifest import Manifest
 from indexer.sync.manifest_schema import FileEntry
 from indexer.sync.plan import DiskFile, Plan
-
-if TYPE_CHECKING:
-    from indexer.sync.syncer import SyncReport
+from indexer.sync.report import SyncReport
 
 log = logging.getLogger("indexer.sync.syncer")  # one logger for everything a sync says
 

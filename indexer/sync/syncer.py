@@ -14,7 +14,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 from indexer.backends.backend import SearchBackend
@@ -26,7 +26,7 @@ from indexer.sync.locks import acquire_writer_lock
 from indexer.sync.manifest import Manifest, index_dir
 from indexer.sync.manifest_schema import FileEntry
 from indexer.sync.plan import DiskFile
-from vault.format.model import Problem
+from indexer.sync.report import SyncReport
 from vault.layout.links import link_problem
 from vault.layout.store import duplicate_problems
 
@@ -37,45 +37,6 @@ BATCH_FILES = 256
 # filter fields. A chunk whose values here are unchanged (a rename inside its scope, an
 # importance or tag edit) is not sent to it again, so it is not re-embedded.
 VECTOR_FIELDS: tuple[str, ...] = ("text", "index_key", "status", "kind", "expires_at")
-
-
-@dataclass
-class SyncReport:
-    files: int = 0  # indexable files in scope on disk
-    hashed: int = 0
-    unchanged: int = 0
-    added: int = 0
-    updated: int = 0
-    renamed: int = 0
-    deleted: int = 0
-    touched: int = 0
-    upserted: dict[str, int] = field(default_factory=dict)  # chunks sent, per backend
-    chunks_deleted: int = 0
-    healed: int = 0  # chunks fixed because an index disagreed with the manifest
-    seconds: float = 0.0
-    errors: list[Problem] = field(default_factory=list)
-    # Episode files of the synced scopes that state an id another file there states too:
-    # both stay indexed (nothing of either is lost), operations by that id are refused.
-    duplicates: list[Problem] = field(default_factory=list)
-    # What this sync changed in the index (added, updated, renamed to, deleted), sorted:
-    # `memvault watch` names them per batch.
-    paths: list[str] = field(default_factory=list)
-    # Left for a later sync by a `limit` (reconcile): files to add, update or rename, and
-    # chunks an index lacks (a lost vector folder, another model's vectors).
-    deferred: int = 0
-    unhealed: int = 0
-
-    @property
-    def changed(self) -> int:
-        return self.added + self.updated + self.renamed + self.deleted
-
-    def as_log(self) -> str:
-        skip = ("upserted", "errors", "duplicates", "seconds", "paths")
-        values = {k: v for k, v in vars(self).items() if k not in skip}
-        values |= {f"upserted_{name}": n for name, n in self.upserted.items()}
-        values |= {"errors": len(self.errors), "duplicates": len(self.duplicates)}
-        values |= {"ms": round(self.seconds * 1000, 1)}
-        return " ".join(f"{k}={v}" for k, v in values.items())
 
 
 class Syncer(BatchApplier):

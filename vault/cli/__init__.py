@@ -7,6 +7,7 @@
 
 __all__ = [
     "commands",
+    "common",
     "output",
     "parser",
 ]

@@ -7,10 +7,11 @@ import argparse
 import sys
 from typing import Any
 
-from vault.cli import commands as vault_cli
+from vault.cli import common as vault_cli
 from vault.cli import output as out
 from vault.cli import parser as p
 from vault.cli.help import ABOUT
+from vault.cli.status import status_command
 from vault.errors import FOUND_PROBLEMS
 from vault.format.model import STATUSES
 from vault.format.views import episode_item
@@ -53,7 +54,7 @@ def _filtered(args: argparse.Namespace) -> bool:
 
 
 def _run(action: str) -> p.Handler:
-    single = vault_cli._status_cmd("forget" if action == "delete" else "archive")
+    single = status_command("forget" if action == "delete" else "archive")
 
     def run(args: argparse.Namespace) -> int:
         if args.id is not None:

@@ -1,84 +1,42 @@
 """The vault layer's `memvault` commands (memvault_cli assembles every layer's; see there
-for the exit codes): the files alone, no index."""
+for the exit codes): the files alone, no index.
+
+`layer()` assembles the layer from this module's commands and those of vault.cli.status,
+bulk, events and transfer; they share vault.cli.common and never import this module.
+"""
 
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
+from vault.cli import bulk as cli_bulk
+from vault.cli import events as cli_events
 from vault.cli import output as out
 from vault.cli import parser as p
+from vault.cli.common import (
+    UsageError,
+    episode_lookup,
+    filters_of,
+    open_vault,
+    resolve_vault,
+    scope_of,
+)
 from vault.cli.help import ABOUT
-from vault.errors import FOUND_PROBLEMS, BadInput
-from vault.format.episode_filter import Filters, parse_filters
+from vault.cli.status import status_command
+from vault.cli.transfer import cmd_export, cmd_import
+from vault.errors import FOUND_PROBLEMS
 from vault.format.field_input import parse_confidence, parse_expiry, parse_priority
 from vault.format.model import Episode, FormatError, Speaker
 from vault.git import gitstate
 from vault.health.check import check_vault
 from vault.layout.chats import require_chat
 from vault.layout.create import init_vault
-from vault.layout.discovery import Located, locate, missing_message, resolved
 from vault.layout.keys import ScopeId
-from vault.layout.layout import STATE_DIR, Layout
-from vault.layout.links import VaultLinkError, check_state_dir
-from vault.layout.store import EpisodeNotFoundError, NotFoundError, check_speaker_id, page_of
+from vault.layout.layout import Layout
+from vault.layout.store import check_speaker_id, page_of
 from vault.writes.operations import Vault
-
-
-class UsageError(BadInput):
-    """A command line that cannot run as given; the message says what to pass instead."""
-
-
-def resolve_vault(args: argparse.Namespace, *, must_exist: bool = True) -> Path:
-    """--vault, $MEMVAULT_VAULT, ./memory, or the vault the current folder is inside
-    (vault.layout.discovery); `must_exist` False (init): never searched for."""
-    path, located = locate(getattr(args, "vault", None), search=must_exist)
-    return checked_root(str(path), must_exist=must_exist, located=located)
-
-
-def checked_root(raw: str, *, must_exist: bool = True, located: Located | None = None) -> Path:
-    root = resolved(Path(raw).expanduser())
-    # The source package is called vault/ too: writing memories into it would corrupt the app.
-    if (root / "__init__.py").exists() and (root / "operations.py").exists():
-        raise UsageError(f"{root} is MemVault's source package, not a vault: pass --vault PATH")
-    if must_exist and not root.is_dir():
-        where = located or Located(raw, "--vault", True)
-        raise UsageError(missing_message(root, where))
-    try:
-        check_state_dir(root, STATE_DIR)  # the index commands write there without a Vault
-    except VaultLinkError as exc:
-        raise UsageError(str(exc)) from None
-    return root
-
-
-def scope_of(args: argparse.Namespace) -> ScopeId:
-    return ScopeId(args.bot, args.session, args.isolation)
-
-
-def filters_of(args: argparse.Namespace) -> Filters:
-    """The filters `cli_parser.add_filters` reads; a bad value is an error saying what to type."""
-    return parse_filters(
-        tags=args.tag,
-        category=args.category,
-        priority=args.priority,
-        verified=args.verified,
-        expiring_within=args.expiring_within,
-    )
-
-
-def open_vault(args: argparse.Namespace) -> Vault:
-    vault = Vault(resolve_vault(args), git=not getattr(args, "no_git", False))
-    # After the command: was a write saved but not committed (commit_outcome), and which
-    # files did it write (the indexer's step waits until another index writer has them).
-    args.opened_vault = vault
-    args.written_paths = []
-    vault.on_written = args.written_paths.extend
-    return vault
 
 
 def cmd_init(args: argparse.Namespace) -> int:
@@ -121,75 +79,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     return out.emit(args, out.page_json(page), lambda _: out.page_text(page))
 
 
-def list_command(args: argparse.Namespace, scope: ScopeId) -> str:
-    """The `memvault list` that shows the ids of this command's chat (flags as given)."""
-    words = ["memvault", "list"]
-    if getattr(args, "vault", None):
-        words += ["--vault", args.vault]
-    words += [*(["--bot", scope.bot] if scope.bot else []), "--session", scope.session]
-    words += ["--isolation", "bot"] if scope.isolation == "bot" else []
-    return shlex.join(words)
-
-
-@contextmanager
-def episode_lookup(args: argparse.Namespace, vault: Vault, scope: ScopeId) -> Iterator[None]:
-    """An id this chat does not have: say the chat is missing (with the closest ones) if it
-    is, else name the exact `memvault list` that shows the ids here. (The plugin and the
-    console word it for their own surface: vault.layout.store keeps no CLI command in it.)"""
-    try:
-        yield
-    except EpisodeNotFoundError as exc:
-        require_chat(vault.layout, scope)
-        raise NotFoundError(
-            f"{exc.what}: run `{list_command(args, scope)}` to see the ids here"
-        ) from None
-
-
 def cmd_show(args: argparse.Namespace) -> int:
     vault = open_vault(args)
     with episode_lookup(args, vault, scope_of(args)):
         stored = vault.find_episode(scope_of(args), args.id)
     return out.emit(args, out.episode_full(stored), lambda _: out.show_text(stored))
-
-
-STATUS_OF = {"archive": "archived", "restore": "active"}
-
-
-def _status_cmd(verb: str) -> Callable[[argparse.Namespace], int]:
-    def run(args: argparse.Namespace) -> int:
-        vault = open_vault(args)
-        scope = scope_of(args)
-        with episode_lookup(args, vault, scope):
-            if verb == "forget":
-                gone = vault.forget(scope, args.id, source="user")
-                data = {"id": gone.id, "status": "forgotten", "kept": gone.kept,
-                        "kept_outside_git": list(gone.aside), "note": gone.note()}  # fmt: skip
-                return out.emit(args, data, _gone)
-            done = vault.change_status(scope, args.id, STATUS_OF[verb], source="user")
-        data: dict[str, Any] = {"id": done.id, "status": done.episode.status,
-                                "changed": done.changed}  # fmt: skip
-        if done.note():  # a restore that stayed superseded, or replaced an older memory
-            data |= {"superseded_by": done.episode.superseded_by, "note": done.note()}
-        return out.emit(args, data, _status_text)
-
-    return run
-
-
-def _status_text(data: dict[str, Any]) -> str:
-    text = out.status_text(data)
-    return f"{text}; {data['note']}" if data.get("note") else text
-
-
-def _gone(data: dict[str, Any]) -> str:
-    if data["kept_outside_git"]:
-        return f"{data['id']} forgotten; {data['note']}"
-    if not data["kept"]:
-        return f"{data['id']} forgotten"
-    sha = data["kept"][:12]
-    return (
-        f"{data['id']} forgotten; its file had changes git did not hold yet, so they were "
-        f"committed first: `git show {sha}` shows them"
-    )
 
 
 def speaker_name_of(args: argparse.Namespace, vault: Vault, scope: ScopeId) -> str | None:
@@ -258,12 +152,6 @@ def commit_outcome(args: argparse.Namespace, code: int) -> int:
     return max(code, FOUND_PROBLEMS)
 
 
-def _events() -> tuple[Callable[[argparse.Namespace], int], Any]:
-    from vault.cli import events as cli_events  # it imports this module (open_vault, UsageError)
-
-    return cli_events.cmd_events, cli_events.events_args
-
-
 def layer() -> p.Layer:
     """The vault layer's commands (`remember` is the indexer's: it also supersedes and
     waits for the index)."""
@@ -271,9 +159,6 @@ def layer() -> p.Layer:
         "forget": "delete one memory's file",
         "restore": "make an archived memory active again (unless a newer one replaces it)",
     }
-    # These import this module: only once it is loaded.
-    from vault.cli import bulk as cli_bulk
-    from vault.cli.transfer import cmd_export, cmd_import
 
     def Spec(name: str, text: str, *rest: Any, **kw: Any) -> p.CommandSpec:
         return p.CommandSpec(name, text, *rest, description=ABOUT[name], **kw)
@@ -285,7 +170,7 @@ def layer() -> p.Layer:
             Spec("list", "list memories", cmd_list, p.list_args, read_only=True),
             Spec("show", "show one memory", cmd_show, p.id_args, read_only=True),
             *(
-                Spec(verb, text, _status_cmd(verb), p.id_args, commits=True)
+                Spec(verb, text, status_command(verb), p.id_args, commits=True)
                 for verb, text in status_help.items()
             ),
             Spec("profile", "show or edit a profile", cmd_profile, p.profile_args, commits=True),
@@ -294,7 +179,12 @@ def layer() -> p.Layer:
             Spec("import", "import exported JSON", cmd_import, p.import_args, commits=True),
             # verify, stats, and delete/archive of one id or of what filters pick
             *cli_bulk.specs(),
-            Spec("events", "a person's key events: list, show, close", *_events()),
+            Spec(
+                "events",
+                "a person's key events: list, show, close",
+                cli_events.cmd_events,
+                cli_events.events_args,
+            ),
         ),
         after=commit_outcome,
     )

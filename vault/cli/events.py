@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from vault.cli import commands as vault_cli
+from vault.cli import common as vault_cli
 from vault.cli.output import emit, one_line
 from vault.cli.parser import Parents
 from vault.events import (

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from vault.cli import output as out
-from vault.cli.commands import open_vault, scope_of
+from vault.cli.common import open_vault, scope_of
 from vault.errors import FOUND_PROBLEMS
 from vault.format.input_limits import MAX_IMPORT_BYTES
 from vault.format.jsonin import load_json
