@@ -20,6 +20,7 @@ from vault.format.model import STATUSES
 from vault.health.findings import Check
 from vault.layout.keys import ScopeId
 from vault.layout.store import NotFoundError
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 log = logging.getLogger(__name__)
@@ -48,9 +49,10 @@ def isolation_probe(root: Path, engine: Engine, current: ScopeId) -> list[Check]
     try:
         _sweep(root, engine)
         for side, scope in scopes.items():
-            episode = probe.remember(
+            request = NewEpisode(
                 scope, PROBE_TEXTS[side], episode_id=f"ep_health_{token}_{side}", source="agent"
             )
+            episode = probe.remember(request)
             ids[side] = episode.id
         failures = _cross_checks(probe, engine, scopes, ids, current)
     except Exception as exc:  # noqa: BLE001 - a probe that cannot run is a failed probe

@@ -15,6 +15,7 @@ __all__ = [
     "episode_edit",
     "filelocks",
     "lifecycle",
+    "new_episode",
     "op_results",
     "operations",
     "procs",

@@ -14,6 +14,7 @@ from vault.format.field_input import parse_confidence, parse_expiry, parse_prior
 from vault.format.model import CATEGORIES, Speaker
 from vault.layout.names import UnsafeNameError
 from vault.layout.store import BadRequestError
+from vault.writes.new_episode import NewEpisode
 
 log = logging.getLogger(__name__)
 
@@ -115,8 +116,7 @@ class Remember(Tool):
             len(content),
         )
         try:
-            episode = await memory.run(
-                vault.remember,
+            request = NewEpisode(
                 scope,
                 content,
                 speaker=speaker,
@@ -130,6 +130,7 @@ class Remember(Tool):
                 confidence=confidence,
                 expires_at=expires_at,
             )
+            episode = await memory.run(vault.remember, request)
         except (BadRequestError, UnsafeNameError) as exc:
             return f"Error: {exc}"
         superseded: list[str] = []
