@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 
 from indexer.engine import Engine
+from indexer.retrieval.search_query import SearchQuery
 from vault.format.model import STATUSES
 from vault.health.findings import Check
 from vault.layout.keys import ScopeId
@@ -100,11 +101,13 @@ def _cross_checks(
     failures: list[Check] = []
     for side, other in (("a", "b"), ("b", "a")):
         scope, mine, theirs = scopes[side], ids[side], ids[other]
-        own = engine.search(PROBE_TEXTS[side], scope, top_k=10, statuses=STATUSES)
+        own = engine.search(SearchQuery(PROBE_TEXTS[side], scope, top_k=10, statuses=STATUSES))
         if mine not in {r.doc.episode_id for r in own}:
             what = f"search in scope {side} did not find its own new episode"
             failures.append(_fail(what, "probe_own_missing", side=side))
-        for result in engine.search(PROBE_TEXTS[other], scope, top_k=10, statuses=STATUSES):
+        for result in engine.search(
+            SearchQuery(PROBE_TEXTS[other], scope, top_k=10, statuses=STATUSES)
+        ):
             if result.doc.episode_id == theirs or result.doc.index_key != scope.index_key:
                 found = result.doc.episode_id
                 what = f"search in scope {side} returned {found}"
@@ -123,7 +126,9 @@ def _cross_checks(
             failures.append(_fail(what, "probe_leak_action", action=action, side=side, other=other))
     probe_ids = set(ids.values())
     for side in scopes:
-        for result in engine.search(PROBE_TEXTS[side], current, top_k=10, statuses=STATUSES):
+        for result in engine.search(
+            SearchQuery(PROBE_TEXTS[side], current, top_k=10, statuses=STATUSES)
+        ):
             if result.doc.episode_id in probe_ids or result.doc.index_key != current.index_key:
                 found = result.doc.episode_id
                 what = f"search in this chat returned {found}"
