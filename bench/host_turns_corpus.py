@@ -26,6 +26,7 @@ from bench.sync.corpus import body, git
 from vault.format.model import Speaker
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "bench"
@@ -78,21 +79,25 @@ def seed_chat(root: Path, scope: ScopeId, episodes: int, seed: int) -> dict[str,
     sources: dict[str, int] = {}
     for when, speaker, text, origin in records:
         vault.remember(
-            scope,
-            text,
-            speaker=speaker,
-            importance=rng.choice((1, 2, 2, 2, 3, 3, 4, 5)),
-            created_at=when + shift,
+            NewEpisode(
+                scope,
+                text,
+                speaker=speaker,
+                importance=rng.choice((1, 2, 2, 2, 3, 3, 4, 5)),
+                created_at=when + shift,
+            ),
         )
         sources[origin] = sources.get(origin, 0) + 1
     start = datetime.now(UTC).replace(microsecond=0) - timedelta(days=700)
     for i in range(episodes - len(records)):
         vault.remember(
-            scope,
-            body(rng),
-            speaker=Speaker(f"u{i % 11 + 1}", f"member {i % 11 + 1}"),
-            importance=rng.choice((1, 2, 2, 3, 4)),
-            created_at=start + timedelta(seconds=rng.randrange(699 * 86400)),
+            NewEpisode(
+                scope,
+                body(rng),
+                speaker=Speaker(f"u{i % 11 + 1}", f"member {i % 11 + 1}"),
+                importance=rng.choice((1, 2, 2, 3, 4)),
+                created_at=start + timedelta(seconds=rng.randrange(699 * 86400)),
+            ),
         )
         sources["composed"] = sources.get("composed", 0) + 1
     vault.update_profile(scope, "notes", "set", "A long-running group chat among friends.")

@@ -57,10 +57,11 @@ def _line(op: int, files: dict[str, str | None] | None, paths: list[str] | None)
 def build(root: Path, lines: int, shape: str) -> None:
     from vault.layout.create import init_vault
     from vault.layout.keys import ScopeId
+    from vault.writes.new_episode import NewEpisode
     from vault.writes.operations import Vault
 
     init_vault(root)
-    Vault(root).remember(ScopeId("b1", "group_1"), "the first memory")
+    Vault(root).remember(NewEpisode(ScopeId("b1", "group_1"), "the first memory"))
     out: list[str] = []
     if shape == "files":
         folder = root / EPISODES
@@ -83,6 +84,7 @@ def build(root: Path, lines: int, shape: str) -> None:
 
 def measure(lines: int, shape: str) -> dict[str, Any]:
     from vault.layout.keys import ScopeId
+    from vault.writes.new_episode import NewEpisode
     from vault.writes.operations import Vault
 
     work = Path(tempfile.mkdtemp(prefix="memvault-bench-journal-"))
@@ -91,7 +93,9 @@ def measure(lines: int, shape: str) -> dict[str, Any]:
         build(root, lines, shape)
         vault = Vault(root)
         wall, cpu = time.perf_counter(), cpu_s()
-        vault.remember(ScopeId("b1", "group_1"), "the memory written behind the journal")
+        vault.remember(
+            NewEpisode(ScopeId("b1", "group_1"), "the memory written behind the journal")
+        )
         wall, cpu = time.perf_counter() - wall, cpu_s() - cpu
         head = subprocess.run(
             ["git", "-C", str(root), "show", "--name-only", "--format=", "HEAD"],

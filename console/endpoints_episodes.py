@@ -11,6 +11,7 @@ from console.endpoints_fields import body_filters, edit_fields
 from console.errors import ApiError, require_engine
 from console.requests import Body, checked_id, page_fields
 from indexer.retrieval.search import MODES, relevance_fields
+from indexer.retrieval.search_query import SearchQuery
 from indexer.retrieval.verdict import verdict_words
 from vault.format.model import STATUSES, FormatError
 from vault.format.views import episode_full
@@ -79,14 +80,16 @@ def search(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     gate = body.choice("gate", ("on", "off"), "on" if ctx.gate else "off") == "on"
     engine = require_engine(ctx)
     results = engine.search(
-        query,
-        scope,
-        top_k=top_k,
-        mode=mode,
-        statuses=statuses,
-        floor=ctx.floor,
-        filters=filters,
-        gate=gate,
+        SearchQuery(
+            query,
+            scope,
+            top_k=top_k,
+            mode=mode,
+            statuses=statuses,
+            floor=ctx.floor,
+            filters=filters,
+            gate=gate,
+        ),
     )
     layout = ctx.vault.layout
     items = []

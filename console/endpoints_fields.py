@@ -20,6 +20,7 @@ from vault.format.model import DEFAULT_IMPORTANCE, Speaker
 from vault.format.views import episode_full
 from vault.layout.names import MAX_ID_CHARS
 from vault.layout.store import BadRequestError
+from vault.writes.new_episode import NewEpisode
 
 EDIT_FIELDS = ("category", "key", "priority", "confidence", "expires_at", "expires_in")
 
@@ -62,7 +63,7 @@ def create(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
         # as `memvault remember --speaker-name` without --speaker: a name alone is no one
         raise BadRequestError("a speaker name needs the speaker's id as well: fill in both")
     speaker = Speaker(speaker_id, speaker_name) if speaker_id else None
-    episode = ctx.vault.remember(
+    request = NewEpisode(
         scope,
         content,
         speaker=speaker,
@@ -76,6 +77,7 @@ def create(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
         expires_at=fields.expires_at,
         verified=True,
     )
+    episode = ctx.vault.remember(request)
     return episode_full(ctx.vault.find_episode(scope, episode.id))
 
 

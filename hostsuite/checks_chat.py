@@ -52,12 +52,13 @@ def seed(suite: SuiteContext, bot: str, session: str, text: str, isolation: str 
     """A memory written as a file through the vault (not through the plugin): (id, path)."""
     from vault.format.model import Speaker
     from vault.layout.keys import ScopeId
+    from vault.writes.new_episode import NewEpisode
     from vault.writes.operations import Vault
 
     vault = Vault(suite.vault_root, git=True)
     scope = ScopeId(bot, session, isolation)  # type: ignore[arg-type]
     episode = vault.remember(
-        scope, text, speaker=Speaker("seed", "Seeder"), tags=["suite"], importance=3
+        NewEpisode(scope, text, speaker=Speaker("seed", "Seeder"), tags=["suite"], importance=3)
     )
     return episode.id, vault.find_episode(scope, episode.id).path
 

@@ -23,9 +23,10 @@ from indexer.backends.text_index import TextIndex
 from indexer.backends.vector_index import VectorIndex
 from indexer.retrieval.filters import Filters, allowed_chunks
 from indexer.retrieval.ranking import RANK_VERSION, RankWeights
-from indexer.retrieval.relevance import DEFAULT_FLOOR, VectorScale
+from indexer.retrieval.relevance import VectorScale
 from indexer.retrieval.relevance_judge import Calibrated
 from indexer.retrieval.search import SearchRequest, SearchResult, hybrid_search
+from indexer.retrieval.search_query import SearchQuery
 from indexer.sync.manifest import Manifest, index_dir
 from indexer.sync.readonly import index_error
 from indexer.sync.rebuild import VectorRebuild, open_vectors, vectors_dir
@@ -188,47 +189,29 @@ class Engine:
 
     # -- search ---------------------------------------------------------------------
 
-    def search(
-        self,
-        query: str,
-        scope: ScopeId,
-        *,
-        top_k: int = 5,
-        mode: str = "hybrid",
-        speaker_id: str = "",
-        statuses: tuple[str, ...] = ("active",),
-        include_profiles: bool = False,
-        now: int | None = None,
-        decay: bool = True,
-        weights: RankWeights | None = None,
-        libraries: Sequence[ScopeId] = (),
-        floor: float = DEFAULT_FLOOR,
-        filters: Filters | None = None,
-        gate: bool = False,
-    ) -> list[SearchResult]:
+    def search(self, ask: SearchQuery) -> list[SearchResult]:
         """Search inside the scope's index_key only (plus its session profiles if asked,
-        and the episodes of `libraries`, the KB libraries attached to the chat's pipeline:
-        one ranking of all of them, see indexer.retrieval.search). `filters` (tag, category, ...)
-        apply inside both index queries, before ranking (indexer.retrieval.filters). `gate`: the
-        message gate (indexer.gate.rules) may skip the query: then no result passes."""
-        clock = now if now is not None else int(time.time())
+        and the episodes of the KB libraries attached to the chat's pipeline: one ranking of
+        all of them, see indexer.retrieval.search); the fields: indexer.retrieval.search_query."""
+        clock = ask.now if ask.now is not None else int(time.time())
+        scope, libraries, statuses = ask.scope, ask.libraries, ask.statuses
         keys = (scope.index_key, *(library.index_key for library in libraries))
-        allowed = allowed_chunks(self.manifest, keys, filters or Filters(), clock)
+        allowed = allowed_chunks(self.manifest, keys, ask.filters or Filters(), clock)
         request = SearchRequest(
-            query=query,
+            query=ask.query,
             index_key=scope.index_key,
             library_keys=tuple(library.index_key for library in libraries),
-            top_k=top_k,
-            mode=mode,
-            profile_key=scope.profile_key if include_profiles else None,
-            speaker_id=speaker_id,
+            top_k=ask.top_k,
+            mode=ask.mode,
+            profile_key=scope.profile_key if ask.include_profiles else None,
+            speaker_id=ask.speaker_id,
             statuses=statuses,
-            now=clock if decay else None,
-            weights=weights or RankWeights(),
-            floor=floor,
+            now=clock if ask.decay else None,
+            weights=ask.weights or RankWeights(),
+            floor=ask.floor,
             allowed=allowed,
-            pinned=self._by_id(query, keys, statuses, clock, allowed),
-            gate=gate,
+            pinned=self._by_id(ask.query, keys, statuses, clock, allowed),
+            gate=ask.gate,
         )
         return self.run(request)
 

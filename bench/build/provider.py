@@ -21,6 +21,7 @@ import numpy as np
 
 from bench.scale.index import peak_rss_mb
 from indexer.backends.embeddings import Embedder, EmbedderIdentity
+from indexer.retrieval.search_query import SearchQuery
 
 
 class RenamedModel:
@@ -61,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     texts = itertools.cycle(questions(random.Random(3), 1500))
     while not rebuild.finished.wait(0.5):
         t0 = time.perf_counter()
-        engine.search(next(texts), scope, top_k=5)
+        engine.search(SearchQuery(next(texts), scope, top_k=5))
         during.append((time.perf_counter() - t0) * 1000)
     swapped = time.perf_counter()
     identity = engine.embedder.identity.key

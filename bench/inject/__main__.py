@@ -34,6 +34,7 @@ from typing import Any
 from bench.sync.corpus import DRINKS, EVENTS, NAMES, PLACES, PROJECTS, make_episode, write_atomic
 from bench.sync.report import load, machine_info, write_json
 from indexer.engine import Engine
+from indexer.retrieval.search_query import SearchQuery
 from vault.format.episodes import render_episode
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
@@ -199,7 +200,9 @@ async def measure(root: Path, texts: list[str], warmup: int) -> dict[str, Any]:
         search_ms = []
         for text in fresh:
             began = time.perf_counter()
-            engine.search(text, scope, top_k=plugin.memory.settings.top_k, speaker_id="u1")
+            engine.search(
+                SearchQuery(text, scope, top_k=plugin.memory.settings.top_k, speaker_id="u1")
+            )
             search_ms.append((time.perf_counter() - began) * 1000)
         embed_ms = []
         for text in fresh:

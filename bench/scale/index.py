@@ -21,6 +21,8 @@ import shutil
 import time
 from pathlib import Path
 
+from indexer.retrieval.search_query import SearchQuery
+
 
 def dir_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) if folder.exists() else 0
@@ -51,7 +53,7 @@ def read_only(vault: Path, searches: int) -> dict[str, object]:
     with Engine.open(vault, writer=False) as engine:
         opened = time.perf_counter()
         for text in questions(random.Random(11), searches):
-            engine.search(text, ScopeId(BOT, SESSION), top_k=5, speaker_id="u1")
+            engine.search(SearchQuery(text, ScopeId(BOT, SESSION), top_k=5, speaker_id="u1"))
         searched = time.perf_counter()
     return {
         "open_s": round(opened - began, 2),

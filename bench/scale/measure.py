@@ -17,6 +17,7 @@ from typing import Any
 from bench.inject.__main__ import BOT, SESSION, measure, questions, summary
 from indexer.backends.vector_index import MAX_QUERY_CHARS
 from indexer.engine import Engine
+from indexer.retrieval.search_query import SearchQuery
 from vault.layout.keys import ScopeId
 
 
@@ -24,7 +25,7 @@ def _timed_searches(engine: Engine, texts: list[str], scopes: list[ScopeId]) -> 
     out = []
     for text, scope in zip(texts, scopes, strict=True):
         began = time.perf_counter()
-        engine.search(text, scope, top_k=5, speaker_id="u1")
+        engine.search(SearchQuery(text, scope, top_k=5, speaker_id="u1"))
         out.append((time.perf_counter() - began) * 1000)
     return out
 

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from indexer.engine import Engine
+from indexer.retrieval.search_query import SearchQuery
 from indexer.sync.watcher import VaultWatcher
 from vault.layout.keys import ScopeId
 
@@ -71,7 +72,7 @@ class Probe:
     def paths(self, query: str, scope: ScopeId) -> list[tuple[str, str]]:
         """(path, text) of each result of the product search for `query` in `scope`."""
         started = time.perf_counter()
-        results = self.engine.search(query, scope, top_k=TOP_K, mode=MODE, decay=False)
+        results = self.engine.search(SearchQuery(query, scope, top_k=TOP_K, mode=MODE, decay=False))
         self.search_s.append(time.perf_counter() - started)
         return [(r.doc.path, r.doc.text) for r in results]
 

@@ -22,6 +22,7 @@ from indexer.cli.watch import cmd_watch, watch_args
 from indexer.engine import Engine
 from indexer.retrieval.evaluate import run_eval
 from indexer.retrieval.search import MODES
+from indexer.retrieval.search_query import SearchQuery
 from indexer.supersede import is_correction, supersede_on_correction
 from indexer.sync import follow
 from indexer.sync.catch_up import CATCH_UP_FILES, catch_up
@@ -109,16 +110,18 @@ def cmd_search(args: argparse.Namespace) -> int:
             catch_up(engine)
         statuses = STATUSES if args.status == "all" else (args.status,)
         results = engine.search(
-            args.query,
-            scope,
-            top_k=args.top_k,
-            mode=args.mode,
-            speaker_id=args.speaker or "",
-            statuses=tuple(statuses),
-            include_profiles=args.profiles,
-            decay=not args.no_decay,
-            filters=filters,
-            gate=args.gate == "on",
+            SearchQuery(
+                args.query,
+                scope,
+                top_k=args.top_k,
+                mode=args.mode,
+                speaker_id=args.speaker or "",
+                statuses=tuple(statuses),
+                include_profiles=args.profiles,
+                decay=not args.no_decay,
+                filters=filters,
+                gate=args.gate == "on",
+            ),
         )
         # Text lines print the unrounded relevance of explain.absolute (the 3 decimals every
         # surface shows); JSON carries explain only when asked.

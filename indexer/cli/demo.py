@@ -23,6 +23,7 @@ from typing import Any
 
 from indexer.cli.show import result_item, results_text
 from indexer.engine import Engine
+from indexer.retrieval.search_query import SearchQuery
 from vault.health.check import check_vault
 from vault.writes.demo import GROUP, build_demo
 from vault.writes.operations import Vault
@@ -71,7 +72,8 @@ def _items(
 ) -> list[dict[str, Any]]:
     # Text output takes explain: its lines print the unrounded absolute relevance from it.
     return [
-        result_item(root, r, explain) for r in engine.search(query, GROUP, top_k=top_k, gate=True)
+        result_item(root, r, explain)
+        for r in engine.search(SearchQuery(query, GROUP, top_k=top_k, gate=True))
     ]
 
 

@@ -28,6 +28,7 @@ from indexer.backends.calibration import calibrate
 from indexer.engine import Engine
 from indexer.jobs.candidates_prompt import Proposal, Turn, build_messages, read_proposals
 from indexer.jobs.llm import DEFAULT_TIMEOUT, LLM, LLMError
+from indexer.retrieval.search_query import SearchQuery
 from indexer.supersede import near_duplicates
 from vault.candidates import Candidate, Evidence, load_candidates
 from vault.candidates import write_candidates as _write
@@ -132,7 +133,7 @@ def _who(turn: Turn) -> dict[str, str]:
 
 def _known(vault: Vault, engine: Engine, scope: ScopeId, query: str) -> list[Episode]:
     """The chat's active episodes most related to the message (for corrections, ids)."""
-    results = engine.search(query, scope, top_k=KNOWN_MEMORIES)
+    results = engine.search(SearchQuery(query, scope, top_k=KNOWN_MEMORIES))
     ids = list(dict.fromkeys(r.doc.episode_id for r in results))
     by_id = {s.episode.id: s.episode for s in vault.load_episodes(scope)[0]}
     return [by_id[i] for i in ids if i in by_id and by_id[i].status == "active"]

@@ -40,6 +40,7 @@ from vault.writes.consolidation import (
     consolidate,
     profile_sha,
 )
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.safewrite import ConflictError
 
@@ -107,7 +108,7 @@ def preview(
             llm.complete(messages(scope, selection, profiles), timeout=timeout)
         )
         text, tags, suggested = read_answer(answer)
-        draft = _draft(vault, selection, text, tags)
+        draft = _draft(vault, scope, selection, text, tags)
     except LLMError as exc:
         log.warning("event=consolidate_failed scope=%s error=%r", scope.session_key, str(exc))
         raise LLMError(f"consolidation preview: {exc}; nothing was changed") from exc
@@ -147,7 +148,15 @@ def run(
             raise StalePreviewError(_what_changed(approved, now))
         s = approved.summary
         summary = vault.new_episode(
-            s.text, s.speaker, s.tags, s.importance, None, None, SOURCE, s.created_at, "active"
+            NewEpisode(
+                scope,
+                s.text,
+                s.speaker,
+                s.tags,
+                s.importance,
+                source=SOURCE,
+                created_at=s.created_at,
+            )
         )
         edits = approved.profile_edits if approved.settings.apply_profile_updates else ()
         done = consolidate(
@@ -220,7 +229,9 @@ def _speakers(selection: Selection) -> list[str]:
     return list(dict.fromkeys(s.id for s in found if s is not None))
 
 
-def _draft(vault: Vault, selection: Selection, text: str, tags: list[str]) -> SummaryDraft:
+def _draft(
+    vault: Vault, scope: ScopeId, selection: Selection, text: str, tags: list[str]
+) -> SummaryDraft:
     originals = [p.stored.episode for p in selection.picks]
     speakers = {ep.speaker for ep in originals}
     speaker = speakers.pop() if len(speakers) == 1 else None  # one voice: keep it
@@ -228,9 +239,10 @@ def _draft(vault: Vault, selection: Selection, text: str, tags: list[str]) -> Su
     created = max(ep.created_at for ep in originals)
     importance = max(ep.importance for ep in originals)
     try:  # the exact checks the write applies, so run cannot fail on the model's text
-        ep = vault.new_episode(
-            text, speaker, tags, importance, None, None, SOURCE, created, "active"
+        request = NewEpisode(
+            scope, text, speaker, tags, importance, source=SOURCE, created_at=created
         )
+        ep = vault.new_episode(request)
     except BadRequestError as exc:
         raise LLMError(f"the model's summary cannot be saved as a memory: {exc}") from exc
     return SummaryDraft(ep.body, ep.tags, ep.importance, ep.created_at, ep.speaker)

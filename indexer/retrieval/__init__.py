@@ -15,5 +15,6 @@ __all__ = [
     "relevance_judge",
     "search",
     "search_fusion",
+    "search_query",
     "verdict",
 ]

@@ -16,10 +16,12 @@ import shutil
 from pathlib import Path
 
 from indexer.engine import Engine
+from indexer.retrieval.search_query import SearchQuery
 from vault.format.model import STATUSES
 from vault.health.findings import Check
 from vault.layout.keys import ScopeId
 from vault.layout.store import NotFoundError
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 log = logging.getLogger(__name__)
@@ -48,9 +50,10 @@ def isolation_probe(root: Path, engine: Engine, current: ScopeId) -> list[Check]
     try:
         _sweep(root, engine)
         for side, scope in scopes.items():
-            episode = probe.remember(
+            request = NewEpisode(
                 scope, PROBE_TEXTS[side], episode_id=f"ep_health_{token}_{side}", source="agent"
             )
+            episode = probe.remember(request)
             ids[side] = episode.id
         failures = _cross_checks(probe, engine, scopes, ids, current)
     except Exception as exc:  # noqa: BLE001 - a probe that cannot run is a failed probe
@@ -98,11 +101,13 @@ def _cross_checks(
     failures: list[Check] = []
     for side, other in (("a", "b"), ("b", "a")):
         scope, mine, theirs = scopes[side], ids[side], ids[other]
-        own = engine.search(PROBE_TEXTS[side], scope, top_k=10, statuses=STATUSES)
+        own = engine.search(SearchQuery(PROBE_TEXTS[side], scope, top_k=10, statuses=STATUSES))
         if mine not in {r.doc.episode_id for r in own}:
             what = f"search in scope {side} did not find its own new episode"
             failures.append(_fail(what, "probe_own_missing", side=side))
-        for result in engine.search(PROBE_TEXTS[other], scope, top_k=10, statuses=STATUSES):
+        for result in engine.search(
+            SearchQuery(PROBE_TEXTS[other], scope, top_k=10, statuses=STATUSES)
+        ):
             if result.doc.episode_id == theirs or result.doc.index_key != scope.index_key:
                 found = result.doc.episode_id
                 what = f"search in scope {side} returned {found}"
@@ -121,7 +126,9 @@ def _cross_checks(
             failures.append(_fail(what, "probe_leak_action", action=action, side=side, other=other))
     probe_ids = set(ids.values())
     for side in scopes:
-        for result in engine.search(PROBE_TEXTS[side], current, top_k=10, statuses=STATUSES):
+        for result in engine.search(
+            SearchQuery(PROBE_TEXTS[side], current, top_k=10, statuses=STATUSES)
+        ):
             if result.doc.episode_id in probe_ids or result.doc.index_key != current.index_key:
                 found = result.doc.episode_id
                 what = f"search in this chat returned {found}"

@@ -18,6 +18,7 @@ from indexer.engine import Engine
 from indexer.gate.rules import decide
 from indexer.retrieval.ranking import RankWeights
 from indexer.retrieval.search import SearchResult
+from indexer.retrieval.search_query import SearchQuery
 from indexer.retrieval.verdict import gate_words, joined, verdict_parts
 from vault.format.model import Profile
 from vault.layout.keys import ScopeId
@@ -143,17 +144,19 @@ def recall_judged(
     # The chat's memories and its attached libraries' in ONE search: one candidate pool,
     # scored once, so a library record competes on the same scale as the chat's own.
     found = engine.search(
-        turn.text,
-        turn.scope,
-        top_k=settings.top_k,
-        speaker_id=turn.sender_id,
-        weights=RankWeights(half_life_days=settings.half_life_days),
-        now=now,
-        libraries=ks.present_libraries(vault, turn.libraries),
-        floor=settings.relevance_floor,
-        # The message gate (setting recall_gate): "thanks!" or "what's 17 times 23?" needs
-        # no memory; with it on, no result of a skipped message passes.
-        gate=settings.gate,
+        SearchQuery(
+            turn.text,
+            turn.scope,
+            top_k=settings.top_k,
+            speaker_id=turn.sender_id,
+            weights=RankWeights(half_life_days=settings.half_life_days),
+            now=now,
+            libraries=ks.present_libraries(vault, turn.libraries),
+            floor=settings.relevance_floor,
+            # The message gate (setting recall_gate): "thanks!" or "what's 17 times 23?" needs
+            # no memory; with it on, no result of a skipped message passes.
+            gate=settings.gate,
+        ),
     )
     verdict = verdict_of(found, turn.text, settings.gate)
     # Only what reaches the floor goes in: "hi" or "Tokyo flight?" in a chat that holds no

@@ -18,6 +18,7 @@ from langbot_plugin.api.entities.builtin.rag.context import RetrievalResultEntry
 from indexer.engine import Engine
 from indexer.retrieval.ranking import FACTORS, RankWeights
 from indexer.retrieval.search import SearchResult, relevance_fields
+from indexer.retrieval.search_query import SearchQuery
 from vault.layout.keys import ScopeId
 from vault.writes.operations import Vault
 from vault.writes.snapshots import update_snapshot
@@ -67,16 +68,18 @@ def serve(
     found: list[SearchResult] = []
     if plan.search:
         found = engine.search(  # the chat's memory and this KB's library: one ranking
-            req.query,
-            req.scope,
-            # Ask for as many more as will be dropped, so the model still gets top_k.
-            top_k=req.top_k + len(plan.exclude),
-            speaker_id=req.sender_id,
-            now=req.now,
-            weights=RankWeights(half_life_days=req.half_life_days),
-            libraries=ks.present_libraries(vault, [req.library] if req.library else []),
-            floor=req.floor,
-            gate=req.gate,
+            SearchQuery(
+                req.query,
+                req.scope,
+                # Ask for as many more as will be dropped, so the model still gets top_k.
+                top_k=req.top_k + len(plan.exclude),
+                speaker_id=req.sender_id,
+                now=req.now,
+                weights=RankWeights(half_life_days=req.half_life_days),
+                libraries=ks.present_libraries(vault, [req.library] if req.library else []),
+                floor=req.floor,
+                gate=req.gate,
+            ),
         )
         # The plugin's one floor, as injection and recall_memory use it: nothing relevant,
         # nothing retrieved (LangBot then adds no knowledge to the prompt).

@@ -15,6 +15,7 @@ from vault.format.model import FormatError
 from vault.layout.keys import ScopeId
 from vault.layout.store import BadRequestError
 from vault.transfer.exchange import import_payload
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 from . import knowledge_store as ks
@@ -115,23 +116,24 @@ def import_text(
         if ep is not None:
             episodes.append(
                 vault.new_episode(
-                    ep.body,
-                    ep.speaker,
-                    ep.tags,
-                    ep.importance,
-                    ep.key,
-                    ep.category,
-                    "import",
-                    ep.created_at,
-                    ep.status,
+                    NewEpisode(
+                        scope,
+                        ep.body,
+                        ep.speaker,
+                        ep.tags,
+                        ep.importance,
+                        ep.key,
+                        ep.category,
+                        "import",
+                        created_at=ep.created_at,
+                        status=ep.status,
+                    )
                 )
             )
     if not episodes:
         for piece in split_text(stripped):
             episodes.append(
-                vault.new_episode(
-                    piece, None, ("imported",), 2, None, None, "import", None, "active"
-                )
+                vault.new_episode(NewEpisode(scope, piece, tags=("imported",), source="import"))
             )
     ids: list[str] = []
     if not episodes:

@@ -31,6 +31,7 @@ from vault.format.yamlio import decode
 from vault.layout.keys import ScopeId
 from vault.layout.store import BadRequestError, NotFoundError, StoredEpisode
 from vault.writes.fresh_ids import dated_id, free_id
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.profile_ops import edit_profile_in
 from vault.writes.safewrite import ConflictError, content_hash, remove_file, rewrite
@@ -149,9 +150,11 @@ def _accept_episode(
     tags = c.tags if not c.supersedes or corrects else (*c.tags, "correction")
     said_at = c.evidence.at if c.evidence is not None and c.evidence.at else c.created_at
     # Checked (and its id chosen) before the candidate is marked: nothing below can refuse.
-    episode = vault.new_episode(
-        c.body, c.speaker, tags, c.importance, c.key, c.category, "candidate", said_at, "active"
-    )
+    request = NewEpisode(
+        scope, c.body, c.speaker, tags, c.importance, c.key, c.category, "candidate",
+        created_at=said_at,
+    )  # fmt: skip
+    episode = vault.new_episode(request)
     episode = dataclasses.replace(episode, verified=verified, id=_free_id(vault, scope, episode))
     target = _correction_target(vault, scope, c)
     if target is not None and target.episode.status == "active":

@@ -36,6 +36,7 @@ from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.layout.layout import Layout
 from vault.layout.store import check_speaker_id, page_of
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 
@@ -51,7 +52,7 @@ def remember_from_args(args: argparse.Namespace, vault: Vault) -> Episode:
     speaker = Speaker(args.speaker, args.speaker_name) if args.speaker else None
     if args.speaker_name and not args.speaker:
         raise UsageError("--speaker-name needs --speaker ID as well")
-    return vault.remember(
+    request = NewEpisode(
         scope_of(args),
         args.text,
         speaker=speaker,
@@ -64,6 +65,7 @@ def remember_from_args(args: argparse.Namespace, vault: Vault) -> Episode:
         confidence=parse_confidence(args.confidence),
         expires_at=parse_expiry(args.expires_at, args.expires_in, vault.clock()),
     )
+    return vault.remember(request)
 
 
 def cmd_list(args: argparse.Namespace) -> int:

@@ -117,7 +117,8 @@ def import_payload(
     (`renamed`), and `superseded_by` links inside the file follow it.
     """
     items = [
-        parse_item(vault, raw, n, source) for n, raw in enumerate(_episodes_of(payload), start=1)
+        parse_item(vault, scope, raw, n, source)
+        for n, raw in enumerate(_episodes_of(payload), start=1)
     ]
     entries = payload.get("profiles") if isinstance(payload, dict) else None
     profiles = parse_profiles(vault, scope, entries) if isinstance(entries, list) else []

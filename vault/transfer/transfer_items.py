@@ -27,9 +27,11 @@ from vault.format.model import (
     default_verified,
 )
 from vault.format.yamlio import dump, load_block, parse_datetime, to_bool, to_float
+from vault.layout.keys import ScopeId
 from vault.layout.store import BadRequestError
 from vault.redaction.redact import redact
 from vault.redaction.redact_forms import redact_name
+from vault.writes.new_episode import NewEpisode
 
 if TYPE_CHECKING:
     from vault.writes.operations import Vault
@@ -241,7 +243,7 @@ def _extra(value: Any, number: int) -> tuple[tuple[str, Any], ...]:
         raise _fail(number, f"extra: {exc.message}") from None
 
 
-def parse_item(vault: Vault, item: Any, number: int, source: str) -> ImportItem:
+def parse_item(vault: Vault, scope: ScopeId, item: Any, number: int, source: str) -> ImportItem:
     """Validate one item fully (before anything is written, so a bad file writes nothing)."""
     if not isinstance(item, dict):
         raise _fail(number, "each imported episode must be an object")
@@ -264,7 +266,8 @@ def parse_item(vault: Vault, item: Any, number: int, source: str) -> ImportItem:
     # new_episode redacts (vault.writes.episode_create), before anything is written: a text that
     # is only a secret refuses the whole file, and a second import finds the redacted copy.
     try:
-        episode = vault.new_episode(
+        request = NewEpisode(
+            scope,
             text=content,
             speaker=_speaker(item, number),
             tags=_tags(item.get("tags"), number),
@@ -278,6 +281,7 @@ def parse_item(vault: Vault, item: Any, number: int, source: str) -> ImportItem:
             confidence=_confidence(item.get("confidence"), number),
             expires_at=_when(item, ("expires_at",), number),
         )
+        episode = vault.new_episode(request)
     except BadRequestError as exc:
         if str(exc).startswith(f"episode {number}:"):
             raise

@@ -1,6 +1,7 @@
-"""The one write path: vault.writes.operations.Vault (remember, update, archive, forget, ...),
-the transaction each operation runs in, atomic writes that never overwrite a change not seen,
-file locks, temp-file sweeping and the audit log.
+"""The one write path: vault.writes.operations.Vault (remember, update, archive, forget, ...)
+on vault.writes.core.VaultCore, the transaction each operation runs in, atomic writes that
+never overwrite a change not seen, file locks, temp-file sweeping and the audit log. A new
+memory arrives as one vault.writes.new_episode.NewEpisode, built where the input does.
 
 `__all__` lists the modules other packages may import; the rest are private to this one
 (tests/test_layers.py checks it).
@@ -16,6 +17,7 @@ __all__ = [
     "filelocks",
     "fresh_ids",
     "lifecycle",
+    "new_episode",
     "op_results",
     "operations",
     "procs",

@@ -10,6 +10,7 @@ from pathlib import Path
 from vault.format.model import Speaker
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 GROUP = ScopeId("demo-bot", "group_10001")
@@ -47,7 +48,7 @@ def build_demo(root: Path) -> Vault:
     init_vault(root)
     vault = Vault(root)
     for text, speaker, tags, importance, key in SAMPLES:
-        vault.remember(GROUP, text, speaker=speaker, tags=tags, importance=importance, key=key)
+        vault.remember(NewEpisode(GROUP, text, speaker, tags, importance, key))
     vault.update_profile(GROUP, "name", "set", "Book club 读书会", source="user")
     vault.update_profile(GROUP, "preferences", "add", "language: 中文 and English", source="user")
     vault.update_profile(

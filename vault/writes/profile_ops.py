@@ -22,7 +22,7 @@ from vault.writes.safewrite import create_new, rewrite
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from vault.writes.operations import Vault
+    from vault.writes.core import VaultCore
     from vault.writes.transaction import Txn
 
 BOM = b"\xef\xbb\xbf"
@@ -44,7 +44,7 @@ def edit_profile_bytes(data: bytes, edit: Callable[[CommentedMap], None], rel: s
 
 
 def update_profile(
-    vault: Vault,
+    vault: VaultCore,
     scope: ScopeId,
     field: str,
     action: str,
@@ -93,7 +93,7 @@ def name_to_fill(doc: CommentedMap, field: str, speaker_name: str | None) -> str
 
 
 def edit_profile_in(
-    vault: Vault,
+    vault: VaultCore,
     txn: Txn,
     field: str,
     action: str,

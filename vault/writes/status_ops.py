@@ -18,13 +18,13 @@ from vault.writes.safewrite import ConflictError, remove_file
 from vault.writes.transaction import Txn
 
 if TYPE_CHECKING:
-    from vault.writes.operations import Vault
+    from vault.writes.core import VaultCore
 
 log = logging.getLogger(__name__)
 
 
 def change_status(
-    vault: Vault,
+    vault: VaultCore,
     scope: ScopeId,
     episode_id: str,
     status: str,
@@ -69,7 +69,7 @@ def change_status(
 
 
 def forget(
-    vault: Vault,
+    vault: VaultCore,
     scope: ScopeId,
     episode_id: str,
     *,
@@ -100,7 +100,7 @@ def forget(
     return Forgotten(stored.episode, stored.rel, kept.commit, kept.aside)
 
 
-def follow_forget(vault: Vault, chat: list[StoredEpisode], gone: set[str], txn: Txn) -> None:
+def follow_forget(vault: VaultCore, chat: list[StoredEpisode], gone: set[str], txn: Txn) -> None:
     """Memories that named a forgotten one as their replacement (vault.writes.lifecycle); one
     holding a secret is left as it is (never committed), and the log says so."""
     by_id = {s.episode.id: s for s in chat}
@@ -114,7 +114,7 @@ def follow_forget(vault: Vault, chat: list[StoredEpisode], gone: set[str], txn: 
         vault.apply(target, change, txn, expected_hash=target.sha)
 
 
-def keep_before_delete(vault: Vault, rels: list[str], what: str) -> Kept:
+def keep_before_delete(vault: VaultCore, rels: list[str], what: str) -> Kept:
     """vault.redaction.secret_guard.keep_before_delete; call under the lock, before deleting."""
     try:
         kept = secret_guard.keep_before_delete(

@@ -14,6 +14,7 @@ from memvault_plugin.memory_service import relevant
 
 from indexer.retrieval.ranking import RankWeights
 from indexer.retrieval.relevance import Relevance, passes
+from indexer.retrieval.search_query import SearchQuery
 from indexer.retrieval.verdict import verdict_words
 from vault.format.model import STATUSES, FormatError, Profile
 from vault.layout.store import read_episode_file
@@ -131,7 +132,7 @@ def search(call: Call) -> str:
         raise Reply("[Memory] No episodes found.", "empty")
     settings = call.memory.settings
     weights = RankWeights(half_life_days=settings.half_life_days)
-    found = call.e.search(
+    ask = SearchQuery(
         query,
         call.scope,
         top_k=SEARCH_TOP_K,
@@ -142,6 +143,7 @@ def search(call: Call) -> str:
         # what injection would do with this message.
         gate=settings.gate,
     )
+    found = call.e.search(ask)
     if not found:
         return "[Memory] No episodes found."
     # indexer.retrieval.verdict's one wording, as the snapshot, the console and the CLI show it.

@@ -31,6 +31,7 @@ from memvault_plugin.recall_text import NOTHING, by_priority, recall_text
 from indexer.engine import Engine
 from indexer.retrieval.ranking import RankWeights
 from indexer.retrieval.relevance import DEFAULT_FLOOR
+from indexer.retrieval.search_query import SearchQuery
 from vault.format.model import Episode, FormatError
 from vault.layout.keys import ScopeId
 from vault.layout.store import read_episode_file
@@ -81,18 +82,20 @@ def search(
     if ask.filters.any():
         fetch = max(fetch, FILTERED_CANDIDATES)
     results = engine.search(
-        ask.query,
-        scope,
-        top_k=fetch,
-        statuses=(ask.status,),
-        weights=RankWeights(half_life_days=half_life_days),
-        libraries=ks.present_libraries(vault, libraries),
-        floor=floor,
-        filters=ask.fields,
-        # No message gate (recall_gate) here: the model called the tool because it wants
-        # memory, so its query is a request to recall by definition, whatever it looks like
-        # ("thanks" may be the very thing it searches for). The gate is for automatic recall.
-        gate=False,
+        SearchQuery(
+            ask.query,
+            scope,
+            top_k=fetch,
+            statuses=(ask.status,),
+            weights=RankWeights(half_life_days=half_life_days),
+            libraries=ks.present_libraries(vault, libraries),
+            floor=floor,
+            filters=ask.fields,
+            # No message gate (recall_gate) here: the model called the tool because it wants
+            # memory, so its query is a request to recall by definition, whatever it looks like
+            # ("thanks" may be the very thing it searches for). The gate is for automatic recall.
+            gate=False,
+        ),
     )
     # The plugin's one floor, as injection uses it; the filters then pick among these.
     for result in relevant(results):

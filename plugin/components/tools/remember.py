@@ -14,6 +14,7 @@ from indexer.supersede import supersede_on_correction
 from vault.format.field_input import parse_confidence, parse_expiry, parse_priority
 from vault.format.model import CATEGORIES, Speaker
 from vault.layout.store import BadRequestError
+from vault.writes.new_episode import NewEpisode
 
 log = logging.getLogger(__name__)
 
@@ -112,8 +113,7 @@ class Remember(Tool):
             expires_at.isoformat() if expires_at else "-",
             len(content),
         )
-        episode = await memory.run(
-            vault.remember,
+        request = NewEpisode(
             scope,
             content,
             speaker=speaker,
@@ -127,6 +127,7 @@ class Remember(Tool):
             confidence=confidence,
             expires_at=expires_at,
         )
+        episode = await memory.run(vault.remember, request)
         superseded: list[str] = []
         try:
             superseded = await memory.run(supersede_on_correction, engine, vault, scope, episode)
