@@ -23,6 +23,7 @@ from vault.layout.keys import ScopeId
 from vault.transfer.exchange import import_payload
 from vault.writes import audit
 from vault.writes.bulk import Selection, apply_bulk, parse_selection
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 CHAT = ScopeId("b1", "group_1")
@@ -49,18 +50,48 @@ def audit_ops(vault: Vault, scope: ScopeId) -> list[tuple[str, str]]:
 def seeded(vault: Vault) -> dict[str, str]:
     """Five memories of CHAT and one of another chat with the same speaker and tag."""
     made = {
-        "tea": vault.remember(CHAT, "Ann likes tea", speaker=Speaker("u1", "Ann"),
-                              tags=["Hobby"], created_at=DAY),
-        "chess": vault.remember(CHAT, "Ann plays chess", speaker=Speaker("u1", "Ann"),
-                                tags=["hobby", "games"], created_at=DAY + timedelta(days=10)),
-        "bob": vault.remember(CHAT, "Bob likes hiking", speaker=Speaker("u2", "Bob"),
-                              tags=["HOBBY"], created_at=DAY + timedelta(days=1)),
-        "work": vault.remember(CHAT, "Ann works nights", speaker=Speaker("u1", "Ann"),
-                               created_at=DAY + timedelta(days=2)),
-        "plain": vault.remember(CHAT, "The group meets on Fridays", created_at=DAY),
-        "other": vault.remember(ScopeId("b1", "group_2"), "Ann likes tea too",
-                                speaker=Speaker("u1", "Ann"), tags=["hobby"], created_at=DAY),
-    }  # fmt: skip
+        "tea": vault.remember(
+            NewEpisode(
+                CHAT, "Ann likes tea", speaker=Speaker("u1", "Ann"), tags=["Hobby"], created_at=DAY
+            )
+        ),
+        "chess": vault.remember(
+            NewEpisode(
+                CHAT,
+                "Ann plays chess",
+                speaker=Speaker("u1", "Ann"),
+                tags=["hobby", "games"],
+                created_at=DAY + timedelta(days=10),
+            )
+        ),
+        "bob": vault.remember(
+            NewEpisode(
+                CHAT,
+                "Bob likes hiking",
+                speaker=Speaker("u2", "Bob"),
+                tags=["HOBBY"],
+                created_at=DAY + timedelta(days=1),
+            )
+        ),
+        "work": vault.remember(
+            NewEpisode(
+                CHAT,
+                "Ann works nights",
+                speaker=Speaker("u1", "Ann"),
+                created_at=DAY + timedelta(days=2),
+            )
+        ),
+        "plain": vault.remember(NewEpisode(CHAT, "The group meets on Fridays", created_at=DAY)),
+        "other": vault.remember(
+            NewEpisode(
+                ScopeId("b1", "group_2"),
+                "Ann likes tea too",
+                speaker=Speaker("u1", "Ann"),
+                tags=["hobby"],
+                created_at=DAY,
+            )
+        ),
+    }
     return {name: ep.id for name, ep in made.items()}
 
 
@@ -156,7 +187,7 @@ def test_an_id_two_files_state_is_refused_with_every_path(vault, seeded, capsys)
 
 
 def test_verify_marks_a_memory_confirmed_once(vault, capsys):
-    ep = vault.remember(CHAT, "Ann's birthday is in May", source="agent")
+    ep = vault.remember(NewEpisode(CHAT, "Ann's birthday is in May", source="agent"))
     assert vault.find_episode(CHAT, ep.id).episode.verified is False
     count = commits(vault)
     code, text, _ = cli(capsys, vault, "verify", *SCOPE, ep.id)
@@ -166,7 +197,7 @@ def test_verify_marks_a_memory_confirmed_once(vault, capsys):
     data = json.loads(cli(capsys, vault, "verify", *SCOPE, ep.id, "--json")[1])
     assert data == {"id": ep.id, "verified": True, "changed": False}
     assert commits(vault) == count + 1
-    vault.remember(ScopeId("b1", "group_2"), "another chat's memory")
+    vault.remember(NewEpisode(ScopeId("b1", "group_2"), "another chat's memory"))
     code, _, err = cli(capsys, vault, "verify", "--bot", "b1", "--session", "group_2", ep.id)
     assert code == 2 and f"no episode {ep.id}" in err  # another chat's id is not found there
 

@@ -21,6 +21,7 @@ from tests.helpers.tree_hash import tree_hash
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.layout.store import EpisodeNotFoundError, VaultReader
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 CHAT = ScopeId("b1", "group_123")
@@ -48,7 +49,9 @@ def commits(root: Path) -> int:
 def test_a_repeated_archive_restore_or_verify_exits_0_and_writes_nothing(root: Path):
     cwd = root.parent
     ep = memvault("remember", "Alice is going to Beijing", *SCOPE, cwd=cwd).stdout.strip()
-    guess = Vault(root).remember(CHAT, "Bob may like tea", source="agent").id  # unverified
+    guess = (
+        Vault(root).remember(NewEpisode(CHAT, "Bob may like tea", source="agent")).id
+    )  # unverified
     before = unchanged(root)
     said = memvault("restore", ep, *SCOPE, cwd=cwd).stdout
     assert said == f"{ep} already active: nothing changed\n"
@@ -82,7 +85,7 @@ def test_change_status_writes_exactly_when_the_status_differs(tmp_path: Path, st
     root = tmp_path / f"v{len(list(tmp_path.iterdir()))}"  # a fresh vault per example
     init_vault(root)
     vault = Vault(root)
-    ep = vault.remember(CHAT, "a memory to archive and restore")
+    ep = vault.remember(NewEpisode(CHAT, "a memory to archive and restore"))
     status = "active"
     for target in steps:
         count, before = commits(root), unchanged(root)

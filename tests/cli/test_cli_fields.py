@@ -10,6 +10,7 @@ import pytest
 from tests.cli.test_cli import SCOPE, run, run_json
 from vault.format.yamlio import parse_datetime
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 CHAT = ScopeId("b1", "group_123")
@@ -92,7 +93,9 @@ def _world(root) -> dict[str, str]:
         "later": remember(root, "ferry summer schedule", "--expires-in", "30d"),
     }
     # The CLI writes as the person ("user": verified); an assistant's memory is not.
-    ids["agent"] = Vault(root, git=False).remember(CHAT, "ferry seats guessed", source="agent").id
+    ids["agent"] = (
+        Vault(root, git=False).remember(NewEpisode(CHAT, "ferry seats guessed", source="agent")).id
+    )
     return ids
 
 
@@ -138,14 +141,16 @@ def test_list_and_search_refuse_a_bad_filter(cli_vault, command, options, says):
 def test_a_search_filter_is_applied_before_the_top_k(cli_vault):
     vault = Vault(cli_vault, git=False)
     for i in range(30):
-        vault.remember(CHAT, f"ferry timetable {i}", source="user")
+        vault.remember(NewEpisode(CHAT, f"ferry timetable {i}", source="user"))
     target = vault.remember(
-        CHAT,
-        "lunch notes: the printer on floor two jams, the weather is grey, and someone took "
-        "the ferry to work; the budget review moved to Thursday afternoon",
-        tags=["Rare"],
-        source="user",
-        created_at=datetime.now(UTC) - timedelta(days=200),
+        NewEpisode(
+            CHAT,
+            "lunch notes: the printer on floor two jams, the weather is grey, and someone took "
+            "the ferry to work; the budget review moved to Thursday afternoon",
+            tags=["Rare"],
+            source="user",
+            created_at=datetime.now(UTC) - timedelta(days=200),
+        ),
     )
     top = run_json("search", "ferry", *SCOPE, "--top-k", "3", vault=cli_vault)
     assert target.id not in [i["id"] for i in top]  # it would not survive a post-filter

@@ -24,6 +24,7 @@ from console.context import ConsoleContext
 from indexer.backends.embeddings import default_embedder
 from indexer.cli.show import writer_text
 from indexer.engine import Engine
+from indexer.retrieval.search_query import SearchQuery
 from indexer.sync import follow
 from indexer.sync.manifest import index_dir
 from memvault_cli.main import EXIT_PIPE_CLOSED, main
@@ -31,6 +32,7 @@ from tests.conftest import git
 from vault.cli.output import human
 from vault.health.check import check_vault
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 MEMVAULT = shutil.which("memvault") or str(Path(sys.executable).parent / "memvault")
@@ -93,7 +95,9 @@ def watching(root: Path, tmp_path: Path) -> Iterator[Watch]:
 def found(root: Path, embedder, query: str, mode: str) -> list[str]:
     """Episode ids a fresh reader of the index finds now (as the next `search` would)."""
     with Engine.open(root, writer=False, embedder=embedder) as engine:
-        return [r.doc.episode_id for r in engine.search(query, CHAT, top_k=50, mode=mode)]
+        return [
+            r.doc.episode_id for r in engine.search(SearchQuery(query, CHAT, top_k=50, mode=mode))
+        ]
 
 
 # -- a write while `memvault watch` runs is searchable when the command returns -------------
@@ -303,8 +307,8 @@ def test_a_writer_start_in_epoch_or_iso_reads_as_a_utc_date(epoch):
 
 def test_check_status_and_the_console_count_the_same_memory_files(root):
     vault = Vault(root)
-    vault.remember(CHAT, "Alice likes oat flat whites")
-    vault.remember(ScopeId("b1", "person_7"), "Bob is vegetarian")
+    vault.remember(NewEpisode(CHAT, "Alice likes oat flat whites"))
+    vault.remember(NewEpisode(ScopeId("b1", "person_7"), "Bob is vegetarian"))
     vault.update_profile(CHAT, "name", "set", "Project chat")
     vault.update_profile(CHAT, "traits", "add", "night owl", speaker="u42")
     run("reindex", vault=root)

@@ -16,6 +16,7 @@ import pytest
 from vault.health.check import check_vault
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 MEMVAULT = shutil.which("memvault") or str(Path(sys.executable).parent / "memvault")
@@ -45,7 +46,7 @@ def search(root: Path, log: str | None) -> subprocess.CompletedProcess[str]:
 def root(tmp_path: Path) -> Path:
     path = tmp_path / "memory"
     init_vault(path)
-    Vault(path).remember(CHAT, "Alice likes green tea")
+    Vault(path).remember(NewEpisode(CHAT, "Alice likes green tea"))
     folder = next((path / "bots").rglob("episodes"))
     (folder / "broken.md").write_bytes(BROKEN)
     return path

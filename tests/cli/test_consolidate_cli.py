@@ -9,6 +9,7 @@ import pytest
 from memvault_cli.main import main
 from tests.conftest import git
 from tests.helpers.consolidate_helpers import CHAT, seed, tree_hash
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 SCOPE = ["--bot", CHAT.bot or "", "--session", CHAT.session]
@@ -118,7 +119,7 @@ def test_a_preview_is_not_saved_inside_the_vault(vault, llm_env, capsys):
 
 
 def test_nothing_to_consolidate_is_said_and_asks_no_model(vault, llm_env, capsys):
-    vault.remember(CHAT, "Erin is learning the violin.", importance=3)
+    vault.remember(NewEpisode(CHAT, "Erin is learning the violin.", importance=3))
     assert cli(vault, "consolidate", "preview", *SCOPE, "--older-than", "12w") == 0
     assert "nothing to consolidate" in capsys.readouterr().out
     assert llm_env.requests == []

@@ -40,6 +40,7 @@ from vault.layout.links import VaultLinkError
 from vault.layout.names import UnsafeNameError
 from vault.layout.readonly import ReadOnlyVaultError
 from vault.layout.store import AmbiguousIdError, BadRequestError, NotFoundError
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.safewrite import ConflictError, DiskFullError, LockTimeoutError
 
@@ -121,7 +122,7 @@ def test_a_permission_error_on_a_file_is_exit_4_in_words_not_bad_input(tmp_path)
         pytest.skip("root ignores mode bits and setpriv is missing to drop that")
     root = tmp_path / "memory"
     vault = Vault(root, git=False)
-    vault.remember(ScopeId("b1", "group_1"), "private note")
+    vault.remember(NewEpisode(ScopeId("b1", "group_1"), "private note"))
     locked = root / "bots" / "b1" / "sessions" / "group_1" / "episodes"
     locked.chmod(0)
     try:
@@ -149,7 +150,7 @@ def test_a_bug_is_exit_5_and_http_500_never_bad_input(tmp_path, monkeypatch, cap
     root = tmp_path / "memory"
     vault = Vault(root, git=False)
     chat = ScopeId("b1", "group_1")
-    vault.remember(chat, "one memory")
+    vault.remember(NewEpisode(chat, "one memory"))
 
     def broken(self, *args, **kwargs):
         raise ValueError("chunk 3 has 2 ids")
@@ -169,7 +170,7 @@ def test_bad_input_stays_exit_2_and_http_400(tmp_path):
     root = tmp_path / "memory"
     vault = Vault(root, git=False)
     chat = ScopeId("b1", "group_1")
-    vault.remember(chat, "one memory")
+    vault.remember(NewEpisode(chat, "one memory"))
     env = {**os.environ, "MEMVAULT_VAULT": str(root)}
     proc = run("remember", "x", "--session", "group_1", "--importance", "9", env=env)
     assert proc.returncode == 2 and "importance" in proc.stderr

@@ -31,6 +31,7 @@ from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.layout.layout import STATE_DIR
 from vault.layout.store import BadRequestError
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.procs import Owner, boot_token, host_token, process_start
 
@@ -365,7 +366,7 @@ def test_a_damaged_journal_never_blocks_a_commit(root: Path, lines, paths, diges
         "\n".join([*lines, json.dumps(record)]) + "\n", encoding="utf-8"
     )
     vault = Vault(root)
-    episode = vault.remember(SCOPE, "a memory despite the junk")
+    episode = vault.remember(NewEpisode(SCOPE, "a memory despite the junk"))
     assert vault.commit_failure is None
     changed = git(root, "show", "--name-only", "--format=", "HEAD").split()
     assert any(episode.id in p for p in changed)
@@ -377,12 +378,12 @@ def test_an_id_already_taken_by_a_persons_file_is_never_made_up(root: Path):
     """An operation that failed on a name a person's file holds leaves nothing of that
     file in the journal: the next commit does not sweep the person's file into history."""
     vault = Vault(root)
-    first = vault.remember(SCOPE, "the first memory")
+    first = vault.remember(NewEpisode(SCOPE, "the first memory"))
     person = next((root / "bots").rglob(f"{first.id}.md")).with_name("ep_person.md")
     person.write_text("---\nid: ep_person\n---\na person's draft\n")
     with pytest.raises(BadRequestError, match="already exists"):
-        vault.remember(SCOPE, "import with a taken id", episode_id="ep_person")
-    vault.remember(SCOPE, "the next memory")
+        vault.remember(NewEpisode(SCOPE, "import with a taken id", episode_id="ep_person"))
+    vault.remember(NewEpisode(SCOPE, "the next memory"))
     assert person.relative_to(root).as_posix() not in tracked(root)
 
 

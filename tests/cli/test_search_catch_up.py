@@ -21,10 +21,12 @@ import pytest
 
 from indexer import engine
 from indexer.backends.embeddings import EmbedderIdentity
+from indexer.retrieval.search_query import SearchQuery
 from indexer.sync import catch_up
 from memvault_cli.main import main
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 SCOPE = ["--bot", "b1", "--session", "group_1"]
@@ -200,12 +202,12 @@ def test_a_write_never_waits_for_a_watchers_long_sync(tmp_path, monkeypatch):
         threading.Thread(target=long_sync, daemon=True).start()
         assert held.wait(10)
         started = time.monotonic()
-        vault.remember(CHAT, "the otter family moved to the north bank")
+        vault.remember(NewEpisode(CHAT, "the otter family moved to the north bank"))
         assert time.monotonic() - started < 3
         deadline = time.monotonic() + 30
         found: list[str] = []
         while time.monotonic() < deadline and not found:
-            found = [r.doc.text for r in eng.search("otter north bank", CHAT)]
+            found = [r.doc.text for r in eng.search(SearchQuery("otter north bank", CHAT))]
             time.sleep(0.2)
         assert found and "otter" in found[0]
 

@@ -25,6 +25,7 @@ from vault.redaction.secret_guard import SecretInFileError
 from vault.transfer.exchange import export_scope, import_payload
 from vault.writes.bulk import apply_bulk, parse_selection, preview_bulk
 from vault.writes.episode_edit import edit_episode
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 SECRET = "Hunter2-Zq81x"
@@ -101,7 +102,9 @@ def test_an_edit_refuses_a_secret_in_the_front_matter(vault, scope):
     before = path.read_bytes()
     with pytest.raises(SecretInFileError, match=r":4: holds what looks like a password"):
         edit_episode(vault, scope, HAND_ID, expected_hash=None, tags=["router"])
-    vault.remember(scope, "Eve likes green tea")  # the next commit does not make it up either
+    vault.remember(
+        NewEpisode(scope, "Eve likes green tea")
+    )  # the next commit does not make it up either
     assert path.read_bytes() == before and git_objects_holding(vault.root, SECRET) == []
 
 
@@ -135,7 +138,7 @@ def test_forget_of_a_clean_uncommitted_file_still_commits_it_first(vault, scope)
 def test_bulk_archive_previews_the_refused_file_and_archives_the_rest(vault, scope):
     path = hand_written(vault, scope, extra="tags: [travel]\n")
     before = path.read_bytes()
-    clean = vault.remember(scope, "Eve flies to Rome in May", tags=["travel"])
+    clean = vault.remember(NewEpisode(scope, "Eve flies to Rome in May", tags=["travel"]))
     selection = parse_selection(tag="travel", now=vault.clock())
     plan = preview_bulk(vault, scope, "archive", selection)
     assert [s.episode.id for s in plan.matches] == [clean.id]
@@ -150,7 +153,7 @@ def test_bulk_archive_previews_the_refused_file_and_archives_the_rest(vault, sco
 def test_bulk_delete_keeps_the_secret_copy_outside_git(vault, scope):
     path = hand_written(vault, scope, extra="tags: [travel]\n")
     data = path.read_bytes()
-    vault.remember(scope, "Eve flies to Rome in May", tags=["travel"])
+    vault.remember(NewEpisode(scope, "Eve flies to Rome in May", tags=["travel"]))
     done = apply_bulk(vault, scope, "delete", parse_selection(tag="travel", now=vault.clock()))
     assert len(done.done) == 2 and not path.exists()
     assert_kept_outside_git(vault, done.aside, data)
@@ -162,7 +165,7 @@ def test_remember_with_the_same_key_refuses_to_supersede_it(vault, scope):
     before = path.read_bytes()
     files = sorted(vault.root.rglob("*.md"))
     with pytest.raises(SecretInFileError) as caught:
-        vault.remember(scope, "The NAS moved to the attic", key="nas")
+        vault.remember(NewEpisode(scope, "The NAS moved to the attic", key="nas"))
     refused_unchanged(vault, path, before, caught.value)
     assert sorted(vault.root.rglob("*.md")) == files  # the new memory was not half written
 
@@ -171,7 +174,7 @@ def test_import_that_would_supersede_it_is_refused(vault, scope, tmp_path):
     path = hand_written(vault, scope, extra="key: nas\n")
     before = path.read_bytes()
     other = ScopeId("bot-1", "group_999")
-    vault.remember(other, "The NAS moved to the attic", key="nas")
+    vault.remember(NewEpisode(other, "The NAS moved to the attic", key="nas"))
     payload = json.loads(json.dumps(export_scope(vault, other)))
     with pytest.raises(SecretInFileError) as caught:
         import_payload(vault, scope, payload)
@@ -186,7 +189,7 @@ def test_consolidation_skips_a_secret_anywhere_in_the_file(vault, fake_llm):
     )
     before = path.read_bytes()
     for n in range(2):
-        vault.remember(CHAT, f"Old plan number {n}", created_at=NOW - (200 + n) * DAY)
+        vault.remember(NewEpisode(CHAT, f"Old plan number {n}", created_at=NOW - (200 + n) * DAY))
     fake_llm.script(answer())
     with Engine.open(vault.root) as engine:
         engine.attach(vault)

@@ -14,6 +14,7 @@ from tests.helpers.tree_hash import tree_hash
 from vault.format.model import CATEGORIES, PRIORITIES, STATUSES, Episode, Speaker
 from vault.health.stats import count_episodes
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 
 CHAT = ScopeId("b1", "group_1")
 SCOPE = ["--bot", "b1", "--session", "group_1"]
@@ -21,17 +22,50 @@ DAY = datetime(2026, 3, 1, tzinfo=UTC)
 
 
 def test_stats_counts_everything_and_names_the_broken_files(vault, capsys):
-    vault.remember(CHAT, "Ann likes tea", speaker=Speaker("u1", "Ann"), category="preference",
-                   priority="critical", source="user", created_at=DAY)  # fmt: skip
-    vault.remember(CHAT, "Ann plays chess", speaker=Speaker("u1", "Ann"), category="fact",
-                   source="agent", created_at=DAY + timedelta(days=3))  # fmt: skip
+    vault.remember(
+        NewEpisode(
+            CHAT,
+            "Ann likes tea",
+            speaker=Speaker("u1", "Ann"),
+            category="preference",
+            priority="critical",
+            source="user",
+            created_at=DAY,
+        )
+    )
+    vault.remember(
+        NewEpisode(
+            CHAT,
+            "Ann plays chess",
+            speaker=Speaker("u1", "Ann"),
+            category="fact",
+            source="agent",
+            created_at=DAY + timedelta(days=3),
+        )
+    )
     bob = Speaker("u2", "Bob")
-    old = vault.remember(CHAT, "Bob lived in Oslo", speaker=bob, importance=5, source="agent",
-                         created_at=DAY + timedelta(days=1))  # fmt: skip
+    old = vault.remember(
+        NewEpisode(
+            CHAT,
+            "Bob lived in Oslo",
+            speaker=bob,
+            importance=5,
+            source="agent",
+            created_at=DAY + timedelta(days=1),
+        )
+    )
     vault.archive(CHAT, old.id)
-    vault.remember(CHAT, "The sale ended", created_at=DAY + timedelta(days=2),
-                   expires_at=DAY + timedelta(days=4))  # fmt: skip
-    vault.remember(ScopeId("b1", "group_2"), "not this chat", speaker=Speaker("u9", "Zed"))
+    vault.remember(
+        NewEpisode(
+            CHAT,
+            "The sale ended",
+            created_at=DAY + timedelta(days=2),
+            expires_at=DAY + timedelta(days=4),
+        )
+    )
+    vault.remember(
+        NewEpisode(ScopeId("b1", "group_2"), "not this chat", speaker=Speaker("u9", "Zed"))
+    )
     folder = vault.layout.episodes_dir(CHAT)
     (folder / "broken.md").write_text("---\nimportance: 9\n---\nbad\n", encoding="utf-8")
     vault.profile_path(CHAT).write_text("name: [unclosed\n", encoding="utf-8")
@@ -66,7 +100,7 @@ def test_stats_counts_everything_and_names_the_broken_files(vault, capsys):
 
 
 def test_stats_of_a_mistyped_chat_says_so(vault, capsys):
-    vault.remember(CHAT, "something")
+    vault.remember(NewEpisode(CHAT, "something"))
     code = main(["stats", "--bot", "b1", "--session", "group_11", "--vault", str(vault.root)])
     assert code == 2 and "group_1" in capsys.readouterr().err
 

@@ -23,6 +23,7 @@ from memvault_cli.main import main as cli_main
 from tests.cli.test_git_recovery import MEMVAULT, SCOPE, dead_pid, kill, porcelain, wait_line
 from vault.layout.create import init_vault
 from vault.writes import tempfiles
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.safewrite import DiskFullError, atomic_write, create_new, rewrite
 from vault.writes.tempfiles import STALE_AFTER_S, TEMP_RE, sweep_stale_temps
@@ -90,7 +91,7 @@ def full_disk(tmp_path: Path, monkeypatch) -> Iterator[tuple[Path, str]]:
     init_vault(root)
     vault = Vault(root)
     vault.update_profile(SCOPE, "name", "set", "Team chat")
-    vault.remember(SCOPE, "a memory from before the disk filled up")
+    vault.remember(NewEpisode(SCOPE, "a memory from before the disk filled up"))
     try:
         if mounted:
             fd = os.open(root / ".memvault" / "filler", os.O_WRONLY | os.O_CREAT)  # ignored
@@ -124,7 +125,7 @@ def test_failed_writes_on_a_full_disk_leave_no_temp_and_say_what_to_do(full_disk
     vault = Vault(root)
     episode = vault.list_episodes(SCOPE).items[0].episode
     attempts = [
-        lambda: vault.remember(SCOPE, "a memory with no room for it"),
+        lambda: vault.remember(NewEpisode(SCOPE, "a memory with no room for it")),
         lambda: vault.update_profile(SCOPE, "name", "set", "Renamed chat"),
         lambda: vault.archive(SCOPE, episode.id),
         lambda: atomic_write(root / "README.md", b"no room\n"),
@@ -227,7 +228,7 @@ def vault(tmp_path: Path) -> Vault:
     root = tmp_path / "memory"
     init_vault(root)
     v = Vault(root)
-    v.remember(SCOPE, "the first memory")
+    v.remember(NewEpisode(SCOPE, "the first memory"))
     return v
 
 
@@ -251,7 +252,7 @@ def test_dead_writers_temps_are_swept_at_start_up_and_git_status_is_clean(vault:
     os.rename(profile, only_copy)
     assert len(porcelain(vault.root)) == 4
 
-    Vault(vault.root).remember(SCOPE, "the first write of a new process")
+    Vault(vault.root).remember(NewEpisode(SCOPE, "the first write of a new process"))
 
     assert not any(p.exists() for p in [*dropped, only_copy])
     assert profile.read_bytes() == kept  # the only copy is put back, never lost
@@ -270,7 +271,7 @@ def test_a_live_writers_temps_are_kept(vault: Vault):
         stale = time.time() - 10 * STALE_AFTER_S
         for path in (mine, theirs, aside):
             os.utime(path, (stale, stale))  # old, yet alive: still kept
-        Vault(vault.root).remember(SCOPE, "a write while others write")
+        Vault(vault.root).remember(NewEpisode(SCOPE, "a write while others write"))
         assert mine.exists() and theirs.exists() and aside.exists()
         assert not (folder / "ep_gone.md").exists()
     finally:

@@ -26,6 +26,7 @@ from vault.format.model import Problem
 from vault.health.check import check_vault
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 MEMVAULT = shutil.which("memvault") or str(Path(sys.executable).parent / "memvault")
@@ -79,7 +80,7 @@ def root(tmp_path: Path) -> Path:
     init_vault(path)
     vault = Vault(path)
     for text in ("Alice likes green tea", "Bob flies to Beijing", "Carol plays go"):
-        vault.remember(CHAT, text)
+        vault.remember(NewEpisode(CHAT, text))
     return path
 
 

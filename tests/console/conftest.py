@@ -13,6 +13,7 @@ from indexer.engine import Engine
 from vault.format.model import Speaker
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 A = ScopeId("bot-a", "group_1")
@@ -29,11 +30,13 @@ def ctx(tmp_path: Path) -> Iterator[ConsoleContext]:
     init_vault(root, git=True)
     vault = Vault(root, git=True)
     alice = Speaker("u1", "Alice")
-    vault.remember(A, "Alice is going to Beijing next week", speaker=alice, tags=["travel"])
-    vault.remember(A, "小明喜欢喝燕麦拿铁", tags=["coffee"])
+    vault.remember(
+        NewEpisode(A, "Alice is going to Beijing next week", speaker=alice, tags=["travel"])
+    )
+    vault.remember(NewEpisode(A, "小明喜欢喝燕麦拿铁", tags=["coffee"]))
     vault.update_profile(A, "name", "set", "Project chat")
     vault.update_profile(A, "preferences", "add", "coffee: oat flat white", speaker="u1")
-    vault.remember(B, "Bob hides the spare key under the blue flowerpot")
+    vault.remember(NewEpisode(B, "Bob hides the spare key under the blue flowerpot"))
     engine = Engine.open(root)
     engine.reconcile()
     engine.attach(vault)

@@ -21,6 +21,7 @@ import pytest
 
 from tests.helpers.browser import browser_missing
 from tests.helpers.paths import REPO
+from vault.writes.new_episode import NewEpisode
 
 ARTIFACTS = REPO / "test-artifacts" / "console"
 BIN = Path(sys.executable).parent
@@ -94,9 +95,13 @@ def build_vault(root: Path) -> Seeded:
         "xss": ('Markup stays text: <img src=x onerror="window.__xss=1"> <b>bold</b>', None, []),
     }  # fmt: skip
     for name, (text, speaker, tags) in memories.items():
-        seeded.ids[name] = vault.remember(scope, text, speaker=speaker, tags=tags, source="user").id
+        seeded.ids[name] = vault.remember(
+            NewEpisode(scope, text, speaker=speaker, tags=tags, source="user")
+        ).id
     other = ScopeId(BOT, OTHER)
-    seeded.ids["secret"] = vault.remember(other, "Other chat secret: the launch code is 4242").id
+    seeded.ids["secret"] = vault.remember(
+        NewEpisode(other, "Other chat secret: the launch code is 4242")
+    ).id
     vault.update_profile(scope, "preferences", "add", "coffee: oat flat white", speaker="u42")
     vault.update_profile(scope, "traits", "add", "friendly chat")
     return seeded

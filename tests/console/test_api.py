@@ -12,6 +12,7 @@ from console.api import ROUTES, dispatch
 from console.context import ConsoleContext
 from console.errors import ApiError
 from tests.console.conftest import A, B, scope_body
+from vault.writes.new_episode import NewEpisode
 from vault.writes.snapshots import write_snapshot
 
 
@@ -162,7 +163,7 @@ def test_injection_snapshot_is_per_chat(ctx):
 
 def test_audit_pages_newest_first(ctx):
     for i in range(5):
-        ctx.vault.remember(A, f"note number {i}")
+        ctx.vault.remember(NewEpisode(A, f"note number {i}"))
     page1 = call(ctx, "/audit", scope=scope_body(A), page_size=3)
     assert page1["total"] == 9 and page1["pages"] == 3
     assert page1["items"][0]["summary"] == "note number 4"
@@ -214,7 +215,7 @@ def test_archive_restore_verify_edit_delete_round_trip(ctx):
     assert edited["tags"] == ["coffee", "update"] and edited["id"] == ep["id"]
     hits = call(ctx, "/search", scope=scope, query="美式咖啡", mode="text")["items"]
     assert hits and hits[0]["id"] == ep["id"]  # searchable as soon as the call returns
-    ctx.vault.remember(A, "an agent's guess", source="agent")
+    ctx.vault.remember(NewEpisode(A, "an agent's guess", source="agent"))
     guess = first(ctx)
     assert guess["verified"] is False
     verified = call(

@@ -12,6 +12,7 @@ from tests.console.conftest import A, B, scope_body
 from tests.console.test_api import call, error
 from vault.format.yamlio import parse_datetime
 from vault.writes import audit
+from vault.writes.new_episode import NewEpisode
 
 
 def create(ctx, scope=A, **body):
@@ -117,7 +118,7 @@ def test_list_and_search_filter_inside_the_chat(ctx):
         "high": create(ctx, content="ferry refund", priority="high")["id"],
         "soon": create(ctx, content="ferry strike", expires_in="3d")["id"],
     }
-    ids["agent"] = ctx.vault.remember(A, "ferry seats guessed", source="agent").id
+    ids["agent"] = ctx.vault.remember(NewEpisode(A, "ferry seats guessed", source="agent")).id
     create(ctx, scope=B, content="ferry timetable", tags=["hobby"])  # another chat: never
     names = {v: k for k, v in ids.items()}
     # The fixture's own two memories of chat A were stored by an assistant: unverified.

@@ -20,6 +20,7 @@ from tests.helpers.paths import REPO
 from vault.health.findings import HEALTH_CODES
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 WEB = REPO / "console" / "web" / "i18n"
@@ -94,7 +95,10 @@ def test_hand_edits_are_counted_once_each_and_cleared_by_a_commit(tmp_path_facto
     init_vault(root, git=True)
     vault = Vault(root, git=True)
     scope = ScopeId("b1", "group_1")
-    stored = [vault.find_episode(scope, vault.remember(scope, f"memory {i}").id) for i in range(4)]
+    stored = [
+        vault.find_episode(scope, vault.remember(NewEpisode(scope, f"memory {i}")).id)
+        for i in range(4)
+    ]
     vault.update_profile(scope, "name", "set", "Chat")
     assert hand_edits_check(vault).code == "hand_edits_none"
 
@@ -113,7 +117,7 @@ def test_hand_edits_are_counted_once_each_and_cleared_by_a_commit(tmp_path_facto
         profile.write_text(profile.read_text("utf-8") + "notes: typed by hand\n", "utf-8")
         changed.add(vault.layout.rel(profile))
     # MemVault writing meanwhile commits only its own file, and is not a hand edit.
-    vault.remember(scope, "written by MemVault after the hand edits")
+    vault.remember(NewEpisode(scope, "written by MemVault after the hand edits"))
 
     check = hand_edits_check(vault)
     if not changed:

@@ -36,6 +36,7 @@ from tests.console.person_view_browser import (
     in_viewport,
     person_page,
 )
+from vault.writes.new_episode import NewEpisode
 
 COUNTS = "group_counts"  # a chat written by hand: every status, a broken file, expiry dates
 KINDS = {
@@ -61,7 +62,7 @@ def seed(root: Path) -> Seeded:
         text = f"Conflict target {width} {lang}: the kite is blue"
         # Older than the rest: at the end of the list, where the person scrolls down to.
         old = datetime(2025, 1, 1 + n, tzinfo=UTC)
-        seeded.ids[name] = vault.remember(ScopeId("b1", CHAT), text, created_at=old).id
+        seeded.ids[name] = vault.remember(NewEpisode(ScopeId("b1", CHAT), text, created_at=old)).id
     folder = seeded.chat_dir(COUNTS) / "episodes" / "2026" / "11"
     folder.mkdir(parents=True)
     for name, status in KINDS.items():

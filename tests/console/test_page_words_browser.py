@@ -32,6 +32,7 @@ from tests.console.person_view_browser import (
     expect,
     person_page,
 )
+from vault.writes.new_episode import NewEpisode
 
 BROKEN = "by-hand/broken.md"
 PLAN = "Carol plans a trip to Lisbon in May"
@@ -46,7 +47,7 @@ def seed(root: Path) -> Seeded:
     seeded = build_vault(root)
     vault = Vault(seeded.root, git=True)
     scope = ScopeId(BOT, CHAT)
-    seeded.ids["plan"] = vault.remember(scope, PLAN, category="plan", source="user").id
+    seeded.ids["plan"] = vault.remember(NewEpisode(scope, PLAN, category="plan", source="user")).id
     broken = seeded.chat_dir() / "episodes" / BROKEN
     broken.parent.mkdir(parents=True)
     broken.write_text("---\nimportance: [\n---\nbody\n", encoding="utf-8")

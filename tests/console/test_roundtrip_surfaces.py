@@ -15,6 +15,7 @@ from console.context import ConsoleContext
 from tests.cli.test_cli import SCOPE, run, run_json
 from vault.format.model import Speaker
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 OTHER = ["--bot", "b1", "--session", "group_456"]
@@ -30,14 +31,26 @@ def cli_vault(tmp_path):
 def seed(vault: Vault, scope: ScopeId) -> tuple[str, str]:
     now = datetime.now(UTC)
     kept = vault.remember(
-        scope, "Pia restores old pianos", speaker=Speaker("u8", "Pia"), tags=["Craft"],
-        category="skill", priority="high", confidence=0.55, source="agent",
-        expires_at=now + timedelta(days=60),
-    )  # fmt: skip
+        NewEpisode(
+            scope,
+            "Pia restores old pianos",
+            speaker=Speaker("u8", "Pia"),
+            tags=["Craft"],
+            category="skill",
+            priority="high",
+            confidence=0.55,
+            source="agent",
+            expires_at=now + timedelta(days=60),
+        ),
+    )
     gone = vault.remember(
-        scope, "Pia's piano workshop opens at noon today", source="agent",
-        expires_at=now - timedelta(minutes=5),
-    )  # fmt: skip
+        NewEpisode(
+            scope,
+            "Pia's piano workshop opens at noon today",
+            source="agent",
+            expires_at=now - timedelta(minutes=5),
+        ),
+    )
     stored = vault.find_episode(scope, kept.id)
     text = stored.path.read_text(encoding="utf-8")
     stored.path.write_text(text.replace("---\nPia", "workshop: Bergen\n---\nPia"), "utf-8")

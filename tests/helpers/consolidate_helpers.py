@@ -10,6 +10,7 @@ from pathlib import Path
 
 from vault.format.model import Episode, Speaker
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 NOW = datetime.now(UTC).replace(microsecond=0)
@@ -53,21 +54,31 @@ class Seeded:
 
 def seed(vault: Vault, scope: ScopeId) -> Seeded:
     old = vault.remember(
-        scope,
-        "Alice went to Beijing for a robotics conference.",
-        speaker=ALICE,
-        created_at=NOW - 200 * DAY,
+        NewEpisode(
+            scope,
+            "Alice went to Beijing for a robotics conference.",
+            speaker=ALICE,
+            created_at=NOW - 200 * DAY,
+        ),
     )
     chatter = vault.remember(
-        scope, "Bob said good morning to everyone.", importance=1, created_at=NOW - 3 * DAY
+        NewEpisode(
+            scope, "Bob said good morning to everyone.", importance=1, created_at=NOW - 3 * DAY
+        )
     )
     superseded = vault.remember(
-        scope, "Dave drinks espresso every day.", key="dave_coffee", created_at=NOW - 20 * DAY
+        NewEpisode(
+            scope, "Dave drinks espresso every day.", key="dave_coffee", created_at=NOW - 20 * DAY
+        )
     )
     current = vault.remember(
-        scope, "Dave now drinks an oat flat white.", key="dave_coffee", created_at=NOW - 2 * DAY
+        NewEpisode(
+            scope, "Dave now drinks an oat flat white.", key="dave_coffee", created_at=NOW - 2 * DAY
+        )
     )
-    kept = vault.remember(scope, "Erin is learning the violin.", importance=3, created_at=NOW - DAY)
+    kept = vault.remember(
+        NewEpisode(scope, "Erin is learning the violin.", importance=3, created_at=NOW - DAY)
+    )
     return Seeded(old, chatter, superseded, current, kept)
 
 

@@ -17,6 +17,7 @@ from bench.host_turns_corpus import _madial_line
 from bench.host_turns_probe import indexed_episode_files, tree_memory, turn_cost
 from indexer.engine import Engine
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 PREFIX = "[12-01 11:57:31.723] injector.py (153) - [INFO] : "
@@ -103,7 +104,7 @@ def test_indexed_episode_files_counts_what_the_index_holds(tmp_path: Path) -> No
     vault = Vault(root, git=False)
     scope = ScopeId("bot", "group_1")
     for text in ("Alice flies to Lisbon on Friday", "Bob prefers green tea"):
-        vault.remember(scope, text)
+        vault.remember(NewEpisode(scope, text))
     assert indexed_episode_files(root) == 0  # written, not indexed yet
     with Engine.open(root) as engine:
         engine.attach(vault)

@@ -18,6 +18,7 @@ import pytest
 
 from indexer.backends.text_index import TextIndex
 from indexer.engine import Engine
+from indexer.retrieval.search_query import SearchQuery
 from indexer.sync.manifest import Manifest, index_dir
 from tests.indexer.sync.test_sync import EPISODES, episode, write
 from tests.indexer.sync.test_watcher import vault_sha, wait_for
@@ -190,7 +191,10 @@ def test_sigkill_mid_batch_then_restart_gives_an_exact_index(vault, watches, tmp
         wrong = {}
         for rel, token in live.items():
             scope = scope_for(rel)
-            found = [r.doc.path for r in engine.search(token, scope, mode="text", decay=False)]
+            found = [
+                r.doc.path
+                for r in engine.search(SearchQuery(token, scope, mode="text", decay=False))
+            ]
             hits = engine.text.search(token, scope.index_key, 10)
             if found != [rel] or len(hits) != 1:
                 wrong[rel] = (token, found, len(hits))
@@ -199,7 +203,7 @@ def test_sigkill_mid_batch_then_restart_gives_an_exact_index(vault, watches, tmp
             token: hits
             for token in dead
             for scope in FOLDERS.values()
-            if (hits := engine.search(token, scope, mode="text", decay=False))
+            if (hits := engine.search(SearchQuery(token, scope, mode="text", decay=False)))
         }
         assert not ghosts, f"tokens of deleted or overwritten text still found: {ghosts}"
 

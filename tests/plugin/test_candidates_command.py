@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from indexer.retrieval.search_query import SearchQuery
 from tests.conftest import git
 from tests.plugin.candidates_setup import (
     ON,
@@ -107,7 +108,7 @@ async def test_reject_keeps_it_out_of_memory_and_keeps_the_file(plugin, host):
         "[Memory] No pending candidates in this chat."
     )
     assert PLAN not in await injected(plugin, host, QUESTION)
-    assert engine.search(QUESTION, chat(plugin)) == []
+    assert engine.search(SearchQuery(QUESTION, chat(plugin))) == []
     # a decision is not taken twice
     again = await say(plugin, host, f"!memory candidate accept {cid}")
     assert again.startswith(f"[Memory] candidate {cid} is already rejected")

@@ -9,6 +9,7 @@ import logging
 
 import pytest
 
+from indexer.retrieval.search_query import SearchQuery
 from tests.conftest import git
 from tests.helpers.consolidate_helpers import SUMMARY, answer, seed, tree_hash
 from tests.plugin.candidates_setup import MODEL, ON, at_rest, candidates_plugin, chat, say
@@ -82,7 +83,9 @@ async def test_run_applies_that_preview_in_one_commit_of_only_this_chats_files(
     summary_id = text.split(" into ", 1)[1].split(" ", 1)[0]
     assert text.startswith(f"[Memory] Consolidated 3 memories into {summary_id} (")
     assert vault.find_episode(chat(plugin), summary_id).episode.source == "consolidation"
-    found = [r.doc.episode_id for r in engine.search("Alice Beijing robotics", chat(plugin))]
+    found = [
+        r.doc.episode_id for r in engine.search(SearchQuery("Alice Beijing robotics", chat(plugin)))
+    ]
     assert summary_id in found and seeded.old.id not in found
     # the preview was used up: a second run applies nothing
     again = await say(plugin, host, "!memory consolidate run")

@@ -13,6 +13,7 @@ from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from memvault_plugin import host_llm
 
 from indexer.jobs.llm import LLMError
+from indexer.retrieval.search_query import SearchQuery
 from tests.conftest import git
 from tests.helpers.consolidate_helpers import tree_hash
 from tests.helpers.secret_scan import places_holding
@@ -34,6 +35,7 @@ from tests.plugin.candidates_setup import (
 )
 from vault.candidates import list_candidates
 from vault.format.model import Speaker
+from vault.writes.new_episode import NewEpisode
 
 
 @pytest.fixture
@@ -79,7 +81,10 @@ async def test_a_plan_becomes_a_pending_file_that_is_not_injected_until_accepted
     assert PLAN not in await injected(plugin, host, QUESTION)
     _, engine = plugin.memory.require()
     for mode in ("hybrid", "text", "vector"):
-        assert engine.search(QUESTION, chat(plugin), mode=mode, include_profiles=True) == []
+        assert (
+            engine.search(SearchQuery(QUESTION, chat(plugin), mode=mode, include_profiles=True))
+            == []
+        )
 
     # ... and the same question recalls it once a person accepted it (the contrast)
     answer = await say(plugin, host, f"!memory candidate accept {c.id}")
@@ -171,7 +176,7 @@ async def test_a_failing_model_logs_one_line_and_changes_nothing(
     plugin, host, caplog, monkeypatch, case
 ):
     vault, _ = plugin.memory.require()
-    vault.remember(chat(plugin), "Alice's sister is called Mei.")
+    vault.remember(NewEpisode(chat(plugin), "Alice's sister is called Mei."))
     if case == "a timeout":
         monkeypatch.setattr(host_llm, "MARGIN_S", 0.0)
         plugin.memory.llm.timeout = 0.5

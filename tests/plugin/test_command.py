@@ -11,11 +11,13 @@ import pytest
 from components.commands.memory import Memory
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 
+from indexer.retrieval.search_query import SearchQuery
 from tests.conftest import git
 from tests.plugin.fakehost import FakeHost, started_plugin
 from vault.format.model import Speaker
 from vault.layout.keys import ScopeId
 from vault.transfer.exchange import import_payload
+from vault.writes.new_episode import NewEpisode
 from vault.writes.safewrite import ConflictError, LockTimeoutError
 from vault.writes.snapshots import write_snapshot
 
@@ -44,7 +46,7 @@ def chat(plugin, launcher_id: str = "123"):
 
 def remember(plugin, text: str, launcher_id: str = "123", **kw):
     vault, _ = plugin.memory.require()
-    return vault.remember(chat(plugin, launcher_id), text, **kw)
+    return vault.remember(NewEpisode(chat(plugin, launcher_id), text, **kw))
 
 
 def seed(plugin, items: list[dict], launcher_id: str = "123") -> list[str]:
@@ -286,7 +288,9 @@ async def test_forget_only_inside_the_chat(plugin, host):
         await say(cmd, host, f"!memory forget {mine.id}") == f"[Memory] Episode {mine.id} deleted."
     )
     assert not path.exists()
-    assert not engine.search("Frank birthday", chat(plugin))  # gone from the index at once
+    assert not engine.search(
+        SearchQuery("Frank birthday", chat(plugin))
+    )  # gone from the index at once
     assert "not found" in await say(cmd, host, f"!memory f {mine.id}")
     assert await say(cmd, host, "!memory forget") == "Usage: !memory forget <episode_id>"
 
@@ -299,12 +303,12 @@ async def test_archive_and_restore(plugin, host):
     reply = await say(cmd, host, f"!memory archive {ep.id}")
     assert reply == f"[Memory] Episode {ep.id} status set to archived."
     assert vault.find_episode(chat(plugin), ep.id).episode.status == "archived"
-    assert not engine.search("Heidi window seats", chat(plugin))
+    assert not engine.search(SearchQuery("Heidi window seats", chat(plugin)))
     again = await say(cmd, host, f"!memory archive {ep.id}")
     assert again == f"[Memory] Episode {ep.id} is already archived: nothing changed."
     reply = await say(cmd, host, f"!memory restore {ep.id}")
     assert reply == f"[Memory] Episode {ep.id} status set to active."
-    assert engine.search("Heidi window seats", chat(plugin))
+    assert engine.search(SearchQuery("Heidi window seats", chat(plugin)))
     assert "not found" in await say(cmd, host, f"!memory archive {theirs.id}")
     assert vault.find_episode(chat(plugin, OTHER), theirs.id).episode.status == "active"
     assert "not valid" in await say(cmd, host, "!memory restore ../x")
@@ -428,8 +432,12 @@ async def test_import_upstream_json_with_spaces_inside_strings(plugin, host):
     assert judy.speaker == Speaker("u42", "Judy Smith")
     assert f"{judy.created_at:%Y-%m-%dT%H:%M:%S}" == "2026-03-14T08:30:00"
     assert episodes["Judy moved to Bern"].status == "archived"
-    assert [r.doc.episode_id for r in engine.search("hiking Alps", chat(plugin))] == [judy.id]
-    assert not engine.search("hiking Alps", chat(plugin, OTHER))  # user_key in JSON ignored
+    assert [r.doc.episode_id for r in engine.search(SearchQuery("hiking Alps", chat(plugin)))] == [
+        judy.id
+    ]
+    assert not engine.search(
+        SearchQuery("hiking Alps", chat(plugin, OTHER))
+    )  # user_key in JSON ignored
     again = await say(cmd, host, text)
     assert again == "[Memory] Imported 0 L2 episode(s). Skipped 2 already in this chat."
     bare = '!memory import l2 [{"content": "a bare list item"}]'
@@ -577,12 +585,15 @@ async def test_health_probe_failure_is_reported_and_cleaned_up(plugin, host, mon
     root = plugin.memory.settings.vault_path
     real_search = engine.search
 
-    def leaky_search(query, scope, **kw):  # FAKE fault: ignores the scope's user_key
-        results = real_search(query, scope, **kw)
+    def leaky_search(ask):  # FAKE fault: ignores the scope's user_key
+        from dataclasses import replace
+
+        results = real_search(ask)
+        scope = ask.scope
         for side in ("a", "b"):
             other = type(scope)(scope.bot[:-1] + side, scope.session, scope.isolation)
             if scope.bot and scope.bot.startswith("__memvault_health_"):
-                results += real_search(query, other, **kw)
+                results += real_search(replace(ask, scope=other))
         return results
 
     monkeypatch.setattr(engine, "search", leaky_search)

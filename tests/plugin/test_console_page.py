@@ -8,6 +8,7 @@ import importlib
 from langbot_plugin.api.definition.components.page import PageRequest
 
 from vault.format.model import Speaker
+from vault.writes.new_episode import NewEpisode
 
 
 def page(plugin):
@@ -23,7 +24,9 @@ async def api(plugin, endpoint, body):
 
 async def test_page_serves_the_console_endpoints(plugin):
     scope = plugin.memory.scope("group_123", "bot-1")
-    plugin.memory.vault.remember(scope, "Alice flies to Beijing", speaker=Speaker("u1", "Alice"))
+    plugin.memory.vault.remember(
+        NewEpisode(scope, "Alice flies to Beijing", speaker=Speaker("u1", "Alice"))
+    )
     plugin.memory.engine.reconcile()
     meta = await api(plugin, "/meta", {})
     assert meta.error is None and meta.data["host"] == "langbot"

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from indexer.backends.records import ChunkDoc
 from indexer.retrieval.exact_match import EXACT_VERSION, exact_kind, tier
+from indexer.retrieval.search_query import SearchQuery
 from tests.plugin.test_command import OTHER, chat, command, remember, say
 from vault.format.model import Speaker
 
@@ -31,7 +32,7 @@ async def test_an_exact_id_ranks_first_though_others_match_its_words_better(plug
     assert ids[0] == target.id, reply
     assert decoy.id in ids  # the word matches are still found, after it
     _, engine = plugin.memory.require()
-    top = engine.search(target.id, chat(plugin), top_k=5)[0]
+    top = engine.search(SearchQuery(target.id, chat(plugin), top_k=5))[0]
     assert top.doc.episode_id == target.id
     assert top.explain["exact"] == {"version": EXACT_VERSION, "match": "id"}
     assert top.relevance is not None and top.relevance.passed
@@ -62,7 +63,7 @@ async def test_a_speaker_name_or_a_tag_as_the_whole_query_ranks_first(plugin, ho
 async def test_a_question_that_mentions_an_id_is_ranked_as_before(plugin, host):
     target = remember(plugin, "The harbour crane was repaired on Monday")
     _, engine = plugin.memory.require()
-    results = engine.search(f"when was {target.id} repaired?", chat(plugin), top_k=5)
+    results = engine.search(SearchQuery(f"when was {target.id} repaired?", chat(plugin), top_k=5))
     assert all("exact" not in r.explain for r in results)
     assert [r.score for r in results] == sorted((r.score for r in results), reverse=True)
 

@@ -8,9 +8,11 @@ import pytest
 
 from indexer.backends.embeddings import EmbeddingError, default_embedder
 from indexer.engine import Engine
+from indexer.retrieval.search_query import SearchQuery
 from tests.plugin.fakehost import FakeHost
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 
@@ -52,8 +54,11 @@ async def test_engine_indexes_and_searches_with_the_host_model(tmp_path, host):
     def work():
         with Engine.open(root, embedder=embedder) as engine:
             engine.attach(vault)
-            vault.remember(scope, "李伟对花生过敏")
-            return [r.doc.text for r in engine.search("peanut allergy", scope, mode="vector")]
+            vault.remember(NewEpisode(scope, "李伟对花生过敏"))
+            return [
+                r.doc.text
+                for r in engine.search(SearchQuery("peanut allergy", scope, mode="vector"))
+            ]
 
     texts = await asyncio.to_thread(work)
     assert "花生" in texts[0]

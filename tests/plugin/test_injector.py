@@ -12,6 +12,7 @@ from langbot_plugin.api.entities import events
 from tests.plugin.fakehost import FakeHost, started_plugin
 from vault.format.model import Speaker
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 from vault.writes.snapshots import flush, read_snapshot
 
 KB = "kb-memvault"
@@ -37,7 +38,7 @@ async def turn(plugin, host, text, session="group_A", query_id=7):
 def remember(plugin, text, session="group_A", bot="bot-1", speaker=("u1", "Alice"), **kw):
     vault, _ = plugin.memory.require()
     who = Speaker(*speaker) if speaker else None
-    return vault.remember(plugin.memory.scope(session, bot), text, speaker=who, **kw)
+    return vault.remember(NewEpisode(plugin.memory.scope(session, bot), text, speaker=who, **kw))
 
 
 def profile(plugin, field, value, session="group_A", bot="bot-1", speaker=None, **kw):
@@ -299,7 +300,9 @@ async def test_memory_uploaded_to_the_attached_kb_is_recalled(plugin, opted_in):
     from memvault_plugin import knowledge_store
 
     vault, _ = plugin.memory.require()
-    vault.remember(knowledge_store.library_scope(KB), "The office wifi network is called Nebula")
+    vault.remember(
+        NewEpisode(knowledge_store.library_scope(KB), "The office wifi network is called Nebula")
+    )
     ctx = await turn(plugin, opted_in, "office wifi network")
     assert "Nebula" in injected(ctx)[1]
 

@@ -7,6 +7,7 @@ import logging
 import shutil
 
 from tests.plugin.test_injector import KB, injected, remember, turn
+from vault.writes.new_episode import NewEpisode
 
 
 async def test_a_linked_library_folder_is_skipped_and_the_chat_still_recalls(
@@ -17,7 +18,7 @@ async def test_a_linked_library_folder_is_skipped_and_the_chat_still_recalls(
     host.register_memory_kb(KB)
     vault, _ = plugin.memory.require()
     library = knowledge_store.library_scope(KB)
-    vault.remember(library, "The office wifi network is called Nebula")
+    vault.remember(NewEpisode(library, "The office wifi network is called Nebula"))
     remember(plugin, "The office wifi password rotates every Monday")
     folder = vault.layout.episodes_dir(library)
     outside = tmp_path / "outside-episodes"

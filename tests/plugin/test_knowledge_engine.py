@@ -19,6 +19,7 @@ from langbot_plugin.api.entities.builtin.rag.models import (
 from tests.plugin.fakehost import started_plugin
 from vault.format.model import Speaker
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 
 KB = "kb-memvault"
 
@@ -44,7 +45,7 @@ def remember(plugin, text, session="group_A", speaker="u1", **kw):
     vault, _ = plugin.memory.require()
     who = Speaker(speaker, speaker.upper()) if speaker else None
     sc = plugin.memory.scope(session, "bot-1")
-    return vault.remember(sc, text, speaker=who, **kw)
+    return vault.remember(NewEpisode(sc, text, speaker=who, **kw))
 
 
 def ctx(query, session="group_A", bot="bot-1", sender="u1", top_k=5, kb_id=KB):
@@ -157,8 +158,12 @@ async def test_retrieve_prefers_the_current_speaker_and_honours_top_k(plugin, kb
     vault, _ = plugin.memory.require()
     sc = plugin.memory.scope("group_A", "bot-1")
     for i in range(4):  # same name, other speaker ids: only the speaker weight differs
-        vault.remember(sc, "The team meeting moved to room 7", speaker=Speaker(f"x{i}", "Sam"))
-    mine = vault.remember(sc, "The team meeting moved to room 7", speaker=Speaker("u1", "Sam"))
+        vault.remember(
+            NewEpisode(sc, "The team meeting moved to room 7", speaker=Speaker(f"x{i}", "Sam"))
+        )
+    mine = vault.remember(
+        NewEpisode(sc, "The team meeting moved to room 7", speaker=Speaker("u1", "Sam"))
+    )
     response = await kb.retrieve(ctx("team meeting room", top_k=2))
     assert len(response.results) == 2
     assert response.results[0].id == mine.id
@@ -189,8 +194,12 @@ async def test_bot_isolation_shares_memory_across_chats(tmp_path, host):
     try:
         engine = engine_for(plug)
         vault, _ = plug.memory.require()
-        vault.remember(plug.memory.scope("group_A", "bot-1"), "The launch date is March 3")
-        vault.remember(plug.memory.scope("group_A", "bot-2"), "The launch date is May 9")
+        vault.remember(
+            NewEpisode(plug.memory.scope("group_A", "bot-1"), "The launch date is March 3")
+        )
+        vault.remember(
+            NewEpisode(plug.memory.scope("group_A", "bot-2"), "The launch date is May 9")
+        )
         response = await engine.retrieve(ctx("launch date", session="group_B"))
         assert [e.metadata["content"] for e in response.results] == ["The launch date is March 3"]
         assert response.results[0].metadata["user_key"] == "bot:bot-1"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from indexer.retrieval.search_query import SearchQuery
 from tests.cli.test_secret_never_in_git import SECRET, git_objects_holding, hand_written
 from tests.plugin.test_command import chat, command, remember, say
 
@@ -24,7 +25,9 @@ async def test_restore_of_the_stale_memory_says_it_stays_superseded(plugin, host
     assert f"the newer memory {munich.id} replaces it" in reply
     reply = await say(cmd, host, f"!memory restore {munich.id}")
     assert reply == f"[Memory] Episode {munich.id} status set to active."
-    found = [r.doc.episode_id for r in engine.search("Where does Eve live", chat(plugin))]
+    found = [
+        r.doc.episode_id for r in engine.search(SearchQuery("Where does Eve live", chat(plugin)))
+    ]
     assert munich.id in found and berlin.id not in found
 
 

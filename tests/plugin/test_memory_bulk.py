@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+from indexer.retrieval.search_query import SearchQuery
 from tests.conftest import git
 from tests.helpers.tree_hash import tree_hash
 from tests.plugin.test_command import OTHER, chat, command, remember, say
@@ -65,7 +66,9 @@ async def test_export_l2_import_keeps_every_field_and_expiry(plugin, host):
     theirs = {s.episode.id: s.episode for s in vault.load_episodes(chat(plugin, OTHER))[0]}
     assert theirs == mine  # every field, unknown `mood` and verified included
     assert dict(theirs[kept.id].extra) == {"mood": "curious"} and theirs[kept.id].verified
-    found = [r.doc.episode_id for r in engine.search("vintage map", chat(plugin, OTHER))]
+    found = [
+        r.doc.episode_id for r in engine.search(SearchQuery("vintage map", chat(plugin, OTHER)))
+    ]
     assert found == [kept.id]  # the expired one stayed expired: never recalled
     back = json.loads(await say(cmd, host, "!memory export l2", launcher_id=OTHER))
     first = json.loads(exported)
@@ -138,9 +141,11 @@ async def test_delete_preview_changes_nothing_and_yes_applies_in_one_commit(plug
     left = {s.episode.id for s in vault.load_episodes(chat(plugin))[0]}
     assert left == {ids["bob"], ids["work"]}
     assert vault.find_episode(chat(plugin, OTHER), ids["other"])  # never outside the chat
-    found = {r.doc.episode_id for r in engine.search("Ann green tea chess", chat(plugin))}
+    found = {
+        r.doc.episode_id for r in engine.search(SearchQuery("Ann green tea chess", chat(plugin)))
+    }
     assert found and not found & {ids["tea"], ids["chess"]}  # the index followed
-    elsewhere = engine.search("Ann green tea", chat(plugin, OTHER))
+    elsewhere = engine.search(SearchQuery("Ann green tea", chat(plugin, OTHER)))
     assert [r.doc.episode_id for r in elsewhere] == [ids["other"]]
 
 

@@ -14,6 +14,7 @@ from tests.plugin.fakehost import FakeHost
 from tests.plugin.recall_parse import parse as parse_recall
 from tests.plugin.test_injector import KB, fenced, injected, remember, turn
 from tests.plugin.test_tools import call
+from vault.writes.new_episode import NewEpisode
 
 QUERY = "when is Alice's flight to Tokyo"
 FLIGHT = "Alice's flight to Tokyo is on Tuesday"
@@ -25,7 +26,7 @@ def _library(plugin, text: str, kb_id: str = KB) -> None:
     from memvault_plugin import knowledge_store
 
     vault, _ = plugin.memory.require()
-    vault.remember(knowledge_store.library_scope(kb_id), text)
+    vault.remember(NewEpisode(knowledge_store.library_scope(kb_id), text))
 
 
 def _world(plugin, host: FakeHost) -> None:

@@ -18,6 +18,7 @@ from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext
 from memvault_plugin import live_settings
 from memvault_plugin.memory_service import PluginSettings, SettingsError
 
+from indexer.retrieval.search_query import SearchQuery
 from indexer.retrieval.verdict import verdict_words
 from tests.plugin.conftest import PLUGIN_DIR
 from tests.plugin.fakehost import started_plugin
@@ -171,10 +172,12 @@ async def test_with_the_gate_off_a_greeting_goes_through_the_floor_as_before(tmp
         _, engine = plugin.memory.require()
         # The same search without the gate (the plugin's floor, top_k and speaker).
         found = engine.search(
-            "thanks!",
-            plugin.memory.scope(SESSION, "bot-1"),
-            top_k=plugin.memory.settings.top_k,
-            speaker_id="u1",
+            SearchQuery(
+                "thanks!",
+                plugin.memory.scope(SESSION, "bot-1"),
+                top_k=plugin.memory.settings.top_k,
+                speaker_id="u1",
+            ),
         )
         passed = [r.doc.episode_id for r in found if r.relevance.passed]
         assert passed and snap["recalled_ids"] == passed
@@ -231,7 +234,7 @@ async def test_memory_search_shows_the_gates_verdict_and_marks_what_it_kept_out(
     assert "大家好，你好你好" in lines[2] and ", not injected)" in lines[2]
     # The same words as the engine's explain gives every other surface.
     _, engine = chat.memory.require()
-    found = engine.search("你好", chat.memory.scope(SESSION, "bot-1"), gate=True)
+    found = engine.search(SearchQuery("你好", chat.memory.scope(SESSION, "bot-1"), gate=True))
     assert lines[0] == f"[Memory] {verdict_words([r.explain for r in found])}"
 
     passed = (await say(command(chat), host, "!memory search Alice?")).splitlines()

@@ -12,11 +12,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from indexer.retrieval.search_query import SearchQuery
 from tests.plugin.recall_parse import ids as recalled_ids
 from tests.plugin.recall_parse import parse
 from tests.plugin.test_injector import fenced, injected, turn
 from tests.plugin.test_tools import call, scope
 from vault.format.model import Speaker
+from vault.writes.new_episode import NewEpisode
 
 KB = "kb-memvault"
 
@@ -38,15 +40,19 @@ async def test_recall_answers_in_text_with_the_header_and_the_marks(plugin, opte
     vault, _ = plugin.memory.require()
     sc = scope(plugin)
     mine = vault.remember(
-        sc,
-        "Alice's flight to Tokyo is next Tuesday",
-        speaker=Speaker("u1", "Alice"),
-        tags=["Travel"],
-        category="plan",
-        priority="high",
+        NewEpisode(
+            sc,
+            "Alice's flight to Tokyo is next Tuesday",
+            speaker=Speaker("u1", "Alice"),
+            tags=["Travel"],
+            category="plan",
+            priority="high",
+        ),
     )  # source agent: unverified
     told = vault.remember(
-        sc, "Bob's flight to Tokyo was cancelled", speaker=Speaker("u2", "Bob"), source="user"
+        NewEpisode(
+            sc, "Bob's flight to Tokyo was cancelled", speaker=Speaker("u2", "Bob"), source="user"
+        )
     )
     text = await recall(plugin, opted_in, query="Tokyo flight")
     counts, lines = parse(text)
@@ -73,10 +79,12 @@ async def test_without_a_query_it_lists_by_priority_then_newest(plugin, opted_in
     ids = {}
     for priority, day in plan:
         ep = vault.remember(
-            sc,
-            f"memory {priority} {day}",
-            priority=priority,
-            created_at=start + timedelta(days=day),
+            NewEpisode(
+                sc,
+                f"memory {priority} {day}",
+                priority=priority,
+                created_at=start + timedelta(days=day),
+            ),
         )
         ids[(priority, day)] = ep.id
     want = [("critical", 1), ("high", 6), ("high", 2), ("normal", 4), ("normal", 3), ("low", 5)]
@@ -91,8 +99,12 @@ async def test_without_a_query_it_lists_by_priority_then_newest(plugin, opted_in
 async def test_with_a_query_the_order_is_relevance_not_priority(plugin, opted_in):
     vault, _ = plugin.memory.require()
     sc = scope(plugin)
-    close = vault.remember(sc, "The dentist appointment is on Monday at nine", priority="low")
-    far = vault.remember(sc, "Monday standup moved to the big room", priority="critical")
+    close = vault.remember(
+        NewEpisode(sc, "The dentist appointment is on Monday at nine", priority="low")
+    )
+    far = vault.remember(
+        NewEpisode(sc, "Monday standup moved to the big room", priority="critical")
+    )
     _, lines = parse(await recall(plugin, opted_in, query="dentist appointment"))
     assert lines[0].id == close.id
     assert far.id not in [m.id for m in lines[:1]]
@@ -129,11 +141,19 @@ def test_a_memory_text_or_tag_cannot_fake_a_line_a_mark_or_an_id(body, tag):
 async def test_recall_filters_by_every_field_and_tags_match_across_case(plugin, opted_in):
     vault, _ = plugin.memory.require()
     sc = scope(plugin)
-    tagged = vault.remember(sc, "Tokyo flight on Tuesday", tags=["Hobby"], source="user")
-    planned = vault.remember(sc, "Tokyo flight plan for May", category="plan")
-    urgent = vault.remember(sc, "Tokyo flight passport check", priority="high", source="user")
-    soon = vault.remember(sc, "Tokyo flight seat upgrade", expires_in="3d", source="user")
-    later = vault.remember(sc, "Tokyo flight lounge pass", expires_in="30d", source="user")
+    tagged = vault.remember(
+        NewEpisode(sc, "Tokyo flight on Tuesday", tags=["Hobby"], source="user")
+    )
+    planned = vault.remember(NewEpisode(sc, "Tokyo flight plan for May", category="plan"))
+    urgent = vault.remember(
+        NewEpisode(sc, "Tokyo flight passport check", priority="high", source="user")
+    )
+    soon = vault.remember(
+        NewEpisode(sc, "Tokyo flight seat upgrade", expires_in="3d", source="user")
+    )
+    later = vault.remember(
+        NewEpisode(sc, "Tokyo flight lounge pass", expires_in="30d", source="user")
+    )
 
     async def ids(**params):
         return set(recalled_ids(await recall(plugin, opted_in, top_k=10, **params)))
@@ -170,9 +190,11 @@ async def test_a_filter_finds_the_one_match_that_sixty_better_hits_would_crowd_o
     vault, engine = plugin.memory.require()
     sc = scope(plugin)
     for i in range(60):  # more than recall's 50 candidates: a post-filter would lose it
-        vault.remember(sc, f"Tokyo flight Tokyo flight number {i} Tokyo flight", source="user")
-    target = vault.remember(sc, "a flight to Tokyo, booked by Alice", tags=["Trip"])
-    unfiltered = engine.search("Tokyo flight", sc, top_k=50)
+        vault.remember(
+            NewEpisode(sc, f"Tokyo flight Tokyo flight number {i} Tokyo flight", source="user")
+        )
+    target = vault.remember(NewEpisode(sc, "a flight to Tokyo, booked by Alice", tags=["Trip"]))
+    unfiltered = engine.search(SearchQuery("Tokyo flight", sc, top_k=50))
     assert target.id not in [r.doc.episode_id for r in unfiltered]  # outranked 60 times
     counts, lines = parse(await recall(plugin, opted_in, query="Tokyo flight", tags=["TRIP"]))
     assert counts == (1, 0, 1) and [m.id for m in lines] == [target.id]
@@ -184,8 +206,8 @@ async def test_a_filter_finds_the_one_match_that_sixty_better_hits_would_crowd_o
 async def test_an_unverified_agent_memory_is_injected_with_the_mark(plugin, opted_in):
     vault, _ = plugin.memory.require()
     sc = plugin.memory.scope("group_A", "bot-1")
-    agent = vault.remember(sc, "Alice's flight to Tokyo is on Tuesday", source="agent")
-    person = vault.remember(sc, "Alice's flight to Tokyo leaves at nine", source="user")
+    agent = vault.remember(NewEpisode(sc, "Alice's flight to Tokyo is on Tuesday", source="agent"))
+    person = vault.remember(NewEpisode(sc, "Alice's flight to Tokyo leaves at nine", source="user"))
     ctx = await turn(plugin, opted_in, "when is the Tokyo flight")
     lines = {line for line in fenced(injected(ctx)[1])}
     (mine,) = [line for line in lines if f"id:{agent.id}" in line]

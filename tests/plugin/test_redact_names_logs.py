@@ -15,6 +15,7 @@ from tests.plugin.test_injector import injected
 from tests.plugin.test_knowledge_engine import engine_for, upload
 from tests.plugin.test_memory_once_per_turn import injector_turn
 from tests.plugin.test_tools import KB, call, scope
+from vault.writes.new_episode import NewEpisode
 from vault.writes.snapshots import flush
 
 AWS = "AKIAIOSFODNN7EXAMPLE"
@@ -98,7 +99,7 @@ async def test_the_injected_prompt_and_its_snapshot_keep_no_secret(
     plugin, opted_in, caplog, tmp_path
 ):
     vault, _ = plugin.memory.require()
-    vault.remember(scope(plugin, "group_A"), "Bob's router is in the hall")
+    vault.remember(NewEpisode(scope(plugin, "group_A"), "Bob's router is in the hall"))
     profile = vault.profile_path(scope(plugin, "group_A"), None)
     profile.parent.mkdir(parents=True, exist_ok=True)
     profile.write_text(f"notes: the CI uses {AWS}\n", encoding="utf-8")  # by hand

@@ -24,6 +24,7 @@ from memvault_plugin.memory_service import PluginSettings, SettingsError
 from console.api import dispatch
 from console.context import ConsoleContext
 from indexer.retrieval.relevance import DEFAULT_FLOOR
+from indexer.retrieval.search_query import SearchQuery
 from tests.cli.test_cli import run_json
 from tests.plugin.conftest import PLUGIN_DIR
 from tests.plugin.recall_parse import parse as parse_recall
@@ -31,6 +32,7 @@ from tests.plugin.test_command import command, say
 from tests.plugin.test_console_page import api
 from tests.plugin.test_injector import KB, fenced, injected, profile, remember, turn
 from tests.plugin.test_tools import call
+from vault.writes.new_episode import NewEpisode
 
 NONE = "No relevant memories found."
 # A populated group chat (session group_A, bot-1): none of it is about flights, greetings
@@ -104,7 +106,9 @@ async def test_a_relevant_question_still_injects_its_memory(chat, host, question
     # Only what passes: the memory that reaches the floor and, after it, runners-up within
     # FOLLOW_SHARE of the floor (another memory of the same person); nothing below that.
     vault, engine = chat.memory.require()
-    found = engine.search(question, chat.memory.scope("group_A", "bot-1"), top_k=5, gate=True)
+    found = engine.search(
+        SearchQuery(question, chat.memory.scope("group_A", "bot-1"), top_k=5, gate=True)
+    )
     passed = [r for r in found if r.relevance.passed]
     assert passed and not passed[0].relevance.follows
     assert all(r.relevance.follows for r in passed[1:])
@@ -124,14 +128,16 @@ async def test_a_library_record_below_the_floor_never_enters_injection(tmp_path,
         remember(plugin, "Alice's flight to Tokyo is on Tuesday", speaker=None)
         remember(plugin, "Bob's favourite tea is oolong", speaker=None)
         vault, engine = plugin.memory.require()
-        vault.remember(ks.library_scope(KB), "The office printer is on the third floor")
+        vault.remember(NewEpisode(ks.library_scope(KB), "The office printer is on the third floor"))
         query = "when is Alice's flight to Tokyo"
         # The printer record is a candidate of the merged search, and below the floor.
         found = engine.search(
-            query,
-            plugin.memory.scope("group_A", "bot-1"),
-            top_k=5,
-            libraries=(ks.library_scope(KB),),
+            SearchQuery(
+                query,
+                plugin.memory.scope("group_A", "bot-1"),
+                top_k=5,
+                libraries=(ks.library_scope(KB),),
+            ),
         )
         printer = [r for r in found if "printer" in r.doc.text]
         assert printer and not printer[0].relevance.passed
@@ -172,13 +178,15 @@ def test_injection_recalls_exactly_the_results_that_reach_the_floor(chat, questi
     now = int(time.time())
     got = [r.id for r in recall(vault, engine, turn_input(chat, question), tuned, now)]
     ranked = engine.search(
-        question,
-        chat.memory.scope("group_A", "bot-1"),
-        top_k=tuned.top_k,
-        speaker_id="u1",
-        now=now,
-        floor=floor,
-        gate=True,  # recall_gate is on by default: a message it skips recalls nothing
+        SearchQuery(
+            question,
+            chat.memory.scope("group_A", "bot-1"),
+            top_k=tuned.top_k,
+            speaker_id="u1",
+            now=now,
+            floor=floor,
+            gate=True,
+        ),  # recall_gate is on by default: a message it skips recalls nothing
     )
     assert ranked  # the chat holds memories: the search always ranks some
     # The floor's results and, after the first of them, their runners-up (rel-3).

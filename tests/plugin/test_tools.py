@@ -9,6 +9,7 @@ from tests.plugin.recall_parse import ids as recalled_ids
 from tests.plugin.recall_parse import parse as parse_recall
 from vault.format.model import Speaker
 from vault.writes import audit
+from vault.writes.new_episode import NewEpisode
 
 KB = "kb-memvault"
 NO_KB = "Error: no memory knowledge base configured. Create one first."
@@ -172,9 +173,13 @@ async def test_recall_rejects_bad_parameters(plugin, opted_in, params, message):
 async def test_recall_filters_and_exact_id(plugin, opted_in):
     vault, _ = plugin.memory.require()
     sc = scope(plugin)
-    alice = vault.remember(sc, "Alice likes the blue tram", speaker=Speaker("u1", "Alice"))
+    alice = vault.remember(
+        NewEpisode(sc, "Alice likes the blue tram", speaker=Speaker("u1", "Alice"))
+    )
     bob = vault.remember(
-        sc, "Bob likes the blue tram", speaker=Speaker("u2", "Bob"), importance=5, source="user"
+        NewEpisode(
+            sc, "Bob likes the blue tram", speaker=Speaker("u2", "Bob"), importance=5, source="user"
+        )
     )
 
     async def ids(**params):
@@ -196,7 +201,7 @@ async def test_recall_filters_and_exact_id(plugin, opted_in):
 
 async def test_recall_never_returns_another_chats_memory(plugin, opted_in):
     vault, _ = plugin.memory.require()
-    other = vault.remember(scope(plugin, "group_999"), "Carol's codename is Falcon")
+    other = vault.remember(NewEpisode(scope(plugin, "group_999"), "Carol's codename is Falcon"))
     text = await call(plugin, opted_in, "recall_memory", {"query": "Falcon codename"})
     assert text == "No relevant memories found."
     text = await call(plugin, opted_in, "recall_memory", {"query": other.id})
@@ -300,8 +305,8 @@ async def test_update_profile_vault_rules_come_back_as_errors(plugin, opted_in):
 
 async def test_forget_deletes_inside_the_scope_only(plugin, opted_in):
     vault, _ = plugin.memory.require()
-    mine = vault.remember(scope(plugin), "Alice's locker code is 17")
-    theirs = vault.remember(scope(plugin, "group_999"), "Carol's locker is 42")
+    mine = vault.remember(NewEpisode(scope(plugin), "Alice's locker code is 17"))
+    theirs = vault.remember(NewEpisode(scope(plugin, "group_999"), "Carol's locker is 42"))
 
     text = await call(plugin, opted_in, "forget", {"episode_id": theirs.id})
     assert text.startswith(f"Error: no episode {theirs.id} in this chat's memory")

@@ -15,6 +15,7 @@ from indexer.jobs.consolidate import current_selection
 from indexer.jobs.consolidate_select import ConsolidateSettings
 from tests.plugin.test_command import chat, command, say
 from tests.plugin.test_knowledge_engine import engine_for, scope, upload
+from vault.writes.new_episode import NewEpisode
 
 
 def nested(depth: int) -> str:
@@ -72,7 +73,8 @@ async def test_an_undated_markdown_upload_is_dated_now_and_not_consolidated_as_o
     target = scope("group_U")
     long_ago = datetime.now(UTC) - timedelta(days=400)
     old = [
-        vault.remember(target, f"An old note number {n}", created_at=long_ago).id for n in range(2)
+        vault.remember(NewEpisode(target, f"An old note number {n}", created_at=long_ago)).id
+        for n in range(2)
     ]
     settings = {"import_scope": "bot-1:group_U"}
     before = datetime.now(UTC).replace(microsecond=0)
@@ -94,7 +96,7 @@ async def test_a_hand_written_undated_file_is_dated_by_its_modification_time(plu
     file's time really is): a note written two days ago is two days old, not ancient."""
     vault, engine = plugin.memory.require()
     target = scope("group_H")
-    vault.remember(target, "A first memory makes the chat")
+    vault.remember(NewEpisode(target, "A first memory makes the chat"))
     hand = vault.layout.episodes_dir(target) / "hand.md"
     hand.write_text("A note a person wrote by hand\n", encoding="utf-8")
     stamp = (datetime.now(UTC) - timedelta(days=2)).replace(microsecond=0)
@@ -102,7 +104,7 @@ async def test_a_hand_written_undated_file_is_dated_by_its_modification_time(plu
     (note,) = (s.episode for s in vault.load_episodes(target)[0] if s.path == hand)
     assert note.created_at == stamp
     long_ago = datetime.now(UTC) - timedelta(days=400)
-    old = [vault.remember(target, f"Old {n}", created_at=long_ago).id for n in range(2)]
+    old = [vault.remember(NewEpisode(target, f"Old {n}", created_at=long_ago)).id for n in range(2)]
     cfg = ConsolidateSettings(duplicates=False)
     picked = current_selection(vault, engine, target, cfg, datetime.now(UTC))
     assert set(old) <= set(picked.ids) and note.id not in picked.ids

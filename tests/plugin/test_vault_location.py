@@ -24,6 +24,7 @@ from tests.plugin.fakehost import FakeHost
 from tests.plugin.test_command import command, say
 from tests.plugin.test_console_page import api
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 
 PLUGIN_SRC = REPO / "plugin"
 DIGEST = "ab" * 32
@@ -121,7 +122,7 @@ def test_the_vault_survives_what_the_runtime_does_to_plugin_folders(tmp_path, mo
     assert first.settings.vault_path == tmp_path / "data" / "plugins" / ".memvault" / "vault"
     assert (first.settings.vault_path / "bots").is_dir()  # created on first use
     vault, _ = first.require()
-    kept = vault.remember(scope, "Alice's cat is called Miso").id
+    kept = vault.remember(NewEpisode(scope, "Alice's cat is called Miso")).id
     first.close()
     # The runtime's plugin scan (mgr.py launch_all_plugins) does not take the vault for a plugin
     assert glob.glob("data/plugins/*") == [os.path.join("data", "plugins", old.name)]

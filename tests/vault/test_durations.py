@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from vault.format.durations import DurationError, parse_duration
 from vault.layout.keys import ScopeId
 from vault.layout.store import BadRequestError
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1)}
@@ -42,10 +43,10 @@ def test_remember_expires_in_counts_from_the_vaults_clock(tmp_path: Path) -> Non
     now = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
     vault = Vault(tmp_path / "v", git=False, clock=lambda: now)
     scope = ScopeId("bot-1", "group_1")
-    ep = vault.remember(scope, "The parcel arrives this week", expires_in="7d")
+    ep = vault.remember(NewEpisode(scope, "The parcel arrives this week", expires_in="7d"))
     assert ep.expires_at == now + timedelta(days=7)
     assert vault.find_episode(scope, ep.id).episode.expires_at == now + timedelta(days=7)
     with pytest.raises(BadRequestError, match="not both"):
-        vault.remember(scope, "x", expires_in="1d", expires_at=now)
+        vault.remember(NewEpisode(scope, "x", expires_in="1d", expires_at=now))
     with pytest.raises(DurationError):
-        vault.remember(scope, "x", expires_in="soon")
+        vault.remember(NewEpisode(scope, "x", expires_in="soon"))

@@ -17,6 +17,7 @@ from vault.errors import FOUND_PROBLEMS
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.transfer.exchange import export_scope, import_payload, unreadable_warning
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 MEMVAULT = shutil.which("memvault") or str(Path(sys.executable).parent / "memvault")
@@ -33,7 +34,7 @@ def broken(tmp_path: Path) -> tuple[Vault, dict[str, bytes]]:
     root = tmp_path / "memory"
     init_vault(root, git=False)
     vault = Vault(root, git=False)
-    good = vault.remember(CHAT, "Ann runs the Friday book club")
+    good = vault.remember(NewEpisode(CHAT, "Ann runs the Friday book club"))
     vault.update_profile(CHAT, "name", "set", "Book club")
     vault.update_profile(CHAT, "traits", "add", "kind", speaker="u1")
     profile = vault.profile_path(CHAT, "u1")
@@ -64,7 +65,7 @@ def test_a_clean_chat_exports_an_empty_unreadable_list_and_round_trips(tmp_path:
     root = tmp_path / "memory"
     init_vault(root, git=False)
     vault = Vault(root, git=False)
-    vault.remember(CHAT, "Ann runs the Friday book club")
+    vault.remember(NewEpisode(CHAT, "Ann runs the Friday book club"))
     data = export_scope(vault, CHAT)
     assert data["unreadable"] == [] and unreadable_warning(data) == ""
     other = ScopeId("b1", "group_456")
@@ -98,7 +99,7 @@ def test_cli_export_of_a_clean_chat_exits_0_without_a_warning(tmp_path) -> None:
     root = tmp_path / "memory"
     init_vault(root, git=False)
     vault = Vault(root, git=False)
-    vault.remember(CHAT, "Ann runs the Friday book club")
+    vault.remember(NewEpisode(CHAT, "Ann runs the Friday book club"))
     proc = run(vault, "export", *ARGS)
     assert proc.returncode == 0 and proc.stderr == ""
     assert json.loads(proc.stdout)["count"] == 1

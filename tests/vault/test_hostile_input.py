@@ -19,6 +19,7 @@ from tests.indexer.sync.test_sync import open_syncer, paths_found
 from vault.format.input_limits import MAX_JSON_DEPTH, MAX_YAML_DEPTH
 from vault.health.check import check_vault
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 CHAT = ScopeId("b1", "g1")
@@ -138,7 +139,7 @@ def test_check_reports_each_hostile_file_and_reads_the_rest(vault):
 
 
 def test_a_hostile_audit_line_is_a_problem_line_not_a_crash(capsys, vault):
-    vault.remember(CHAT, "Bob likes green tea")
+    vault.remember(NewEpisode(CHAT, "Bob likes green tea"))
     log = vault.layout.audit_path(CHAT)
     good = log.read_text(encoding="utf-8")
     log.write_text(good + nested(2000) + "\n", encoding="utf-8")

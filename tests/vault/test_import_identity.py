@@ -15,6 +15,7 @@ from memvault_cli.main import main
 from vault.layout.keys import ScopeId
 from vault.layout.store import BadRequestError
 from vault.transfer.exchange import import_payload
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 CHAT = ScopeId("b1", "g1")
@@ -183,7 +184,7 @@ def test_a_memory_edited_after_import_is_not_imported_again(capsys, vault, tmp_p
 
 
 def test_an_item_whose_id_is_taken_is_renamed_once(vault):
-    squatter = vault.remember(CHAT, "Something else entirely")
+    squatter = vault.remember(NewEpisode(CHAT, "Something else entirely"))
     item = {"id": squatter.id, "content": "Ann moved to Bern", "timestamp": "2025-05-01T00:00:00Z"}
     first = import_payload(vault, CHAT, {"episodes": [item]})
     assert list(first["renamed"]) == [squatter.id] and first["imported"] == 1
@@ -206,7 +207,7 @@ def test_an_item_with_an_id_edited_here_since_is_already_present(vault):
 def test_an_item_without_id_that_the_chat_already_says_is_present(vault):
     """A memory of the same speaker and words (remembered by hand, or imported under a
     random id by an older MemVault) is that item: no copy."""
-    vault.remember(CHAT, "Bob likes hiking")
+    vault.remember(NewEpisode(CHAT, "Bob likes hiking"))
     result = import_payload(vault, CHAT, [{"content": "Bob likes hiking"}])
     assert (result["imported"], result["already_present"]) == (0, 1)
     dated = [{"content": "Bob likes hiking", "timestamp": "2024-01-01T00:00:00Z"}]

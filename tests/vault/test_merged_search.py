@@ -15,9 +15,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from indexer.retrieval.search_query import SearchQuery
 from tests.helpers.worlds import open_world
 from tests.indexer.backends.test_index_contract import doc, open_backend
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 
 KEYS = ("bot:b1", "b1:group_2", "kb:lib_a", "kb:lib_b")
 TEXTS = (
@@ -115,18 +117,20 @@ def test_the_merged_pool_holds_the_chat_and_its_libraries_only(world, owners, at
     made = []
     for pick in owners:
         word = _word(next(_serial))
-        vault.remember(SCOPES[pick], f"note about {word} and the team lunch")
+        vault.remember(NewEpisode(SCOPES[pick], f"note about {word} and the team lunch"))
         made.append((SCOPES[pick], word))
     libraries = sorted(attached, key=lambda s: s.session)
     for scope, word in made:
-        found = engine.search(word, CHAT, top_k=5, libraries=libraries, mode="text")
+        found = engine.search(SearchQuery(word, CHAT, top_k=5, libraries=libraries, mode="text"))
         keys = [r.doc.index_key for r in found]
         if scope.index_key in allowed:  # its own unique word finds it first
             assert found and keys[0] == scope.index_key and word in found[0].doc.text
         else:
             assert all(word not in r.doc.text for r in found)
         assert set(keys) <= allowed
-        wide = engine.search(f"team lunch {word}", CHAT, top_k=50, libraries=libraries, mode=mode)
+        wide = engine.search(
+            SearchQuery(f"team lunch {word}", CHAT, top_k=50, libraries=libraries, mode=mode)
+        )
         assert {r.doc.index_key for r in wide} <= allowed
         if scope.index_key in allowed and mode != "vector":  # vectors know no made-up word
             assert any(word in r.doc.text for r in wide)

@@ -6,6 +6,7 @@ from tests.conftest import git
 from vault.format.model import Speaker
 from vault.layout.keys import ScopeId
 from vault.layout.store import BadRequestError, NotFoundError
+from vault.writes.new_episode import NewEpisode
 
 
 def audit_lines(vault, scope):
@@ -16,7 +17,7 @@ def audit_lines(vault, scope):
 def test_remember_writes_a_readable_file_an_audit_line_and_one_commit(vault, scope):
     before = len(git(vault.root, "log", "--oneline").splitlines())
     ep = vault.remember(
-        scope, "Alice 下周去北京 ✈️", speaker=Speaker("u42", "Alice"), tags=["travel"]
+        NewEpisode(scope, "Alice 下周去北京 ✈️", speaker=Speaker("u42", "Alice"), tags=["travel"])
     )
     path = vault.find_episode(scope, ep.id).path
     text = path.read_text(encoding="utf-8")
@@ -47,8 +48,8 @@ def test_remember_writes_a_readable_file_an_audit_line_and_one_commit(vault, sco
 
 
 def test_same_key_supersedes_the_older_episode(vault, scope):
-    old = vault.remember(scope, "Trip to Beijing on Monday", key="trip")
-    new = vault.remember(scope, "Trip moved to Friday", key="trip")
+    old = vault.remember(NewEpisode(scope, "Trip to Beijing on Monday", key="trip"))
+    new = vault.remember(NewEpisode(scope, "Trip moved to Friday", key="trip"))
     old_now = vault.find_episode(scope, old.id).episode
     assert old_now.status == "superseded" and old_now.superseded_by == new.id
     assert vault.find_episode(scope, new.id).episode.status == "active"
@@ -61,7 +62,7 @@ def test_same_key_supersedes_the_older_episode(vault, scope):
 
 
 def test_list_pages_and_filters_by_status(vault, scope):
-    ids = [vault.remember(scope, f"memory number {i}").id for i in range(23)]
+    ids = [vault.remember(NewEpisode(scope, f"memory number {i}")).id for i in range(23)]
     vault.archive(scope, ids[0])
     page1 = vault.list_episodes(scope, page=1)
     page3 = vault.list_episodes(scope, page=3)
@@ -74,7 +75,7 @@ def test_list_pages_and_filters_by_status(vault, scope):
 
 
 def test_archive_restore_forget_round_trip(vault, scope):
-    ep = vault.remember(scope, "keep me for later")
+    ep = vault.remember(NewEpisode(scope, "keep me for later"))
     assert vault.archive(scope, ep.id).status == "archived"
     again = vault.change_status(scope, ep.id, "archived")  # a repeat is a no-op, no error
     assert again.episode.status == "archived" and not again.changed
@@ -93,7 +94,7 @@ def test_archive_restore_forget_round_trip(vault, scope):
 
 def test_forget_only_inside_the_scope(vault, scope):
     other = ScopeId("bot-1", "group_999")
-    ep = vault.remember(other, "other chat's secret")
+    ep = vault.remember(NewEpisode(other, "other chat's secret"))
     with pytest.raises(NotFoundError):
         vault.forget(scope, ep.id)
     assert vault.find_episode(other, ep.id).episode.body == "other chat's secret"
@@ -102,7 +103,7 @@ def test_forget_only_inside_the_scope(vault, scope):
 def test_bot_isolation_shares_episodes_but_not_profiles(vault):
     a = ScopeId("bot-1", "group_1", "bot")
     b = ScopeId("bot-1", "group_2", "bot")
-    ep = vault.remember(a, "shared across the bot")
+    ep = vault.remember(NewEpisode(a, "shared across the bot"))
     assert vault.find_episode(b, ep.id).episode.body == "shared across the bot"
     assert vault.list_episodes(ScopeId("bot-1", "group_2")).total == 0
     vault.update_profile(a, "name", "set", "Group One", source="user")
@@ -120,9 +121,9 @@ def test_bot_isolation_shares_episodes_but_not_profiles(vault):
 )
 def test_bad_remember_input_is_refused_and_writes_nothing(vault, scope, kwargs, message):
     with pytest.raises(BadRequestError, match=message):
-        vault.remember(scope, "text", **kwargs)
+        vault.remember(NewEpisode(scope, "text", **kwargs))
     with pytest.raises(BadRequestError, match="empty"):
-        vault.remember(scope, "   ")
+        vault.remember(NewEpisode(scope, "   "))
     assert vault.list_episodes(scope, status="all").total == 0
     assert not vault.layout.audit_path(scope).exists()
 
@@ -134,7 +135,7 @@ def test_untrusted_episode_ids_are_refused(vault, scope, bad):
 
 
 def test_malformed_file_is_skipped_not_touched(vault, scope):
-    good = vault.remember(scope, "still readable")
+    good = vault.remember(NewEpisode(scope, "still readable"))
     folder = vault.layout.episodes_dir(scope)
     broken = folder / "broken.md"
     data = b"---\nimportance: high\n---\nbody\n"
@@ -148,12 +149,12 @@ def test_malformed_file_is_skipped_not_touched(vault, scope):
 def test_git_off_writes_files_without_commits(vault, scope):
     vault.git = False
     before = git(vault.root, "rev-parse", "HEAD")
-    vault.remember(scope, "no commit please")
+    vault.remember(NewEpisode(scope, "no commit please"))
     assert git(vault.root, "rev-parse", "HEAD") == before
 
 
 def test_archive_racing_a_hand_save_keeps_the_persons_text(vault, scope, monkeypatch):
-    ep = vault.remember(scope, "original text")
+    ep = vault.remember(NewEpisode(scope, "original text"))
     path = vault.find_episode(scope, ep.id).path
     import vault.writes.safewrite as sw
 
@@ -173,13 +174,13 @@ def test_archive_racing_a_hand_save_keeps_the_persons_text(vault, scope, monkeyp
 
 
 def test_operation_commit_leaves_a_persons_other_edits_alone(vault, scope):
-    first = vault.remember(scope, "first")
+    first = vault.remember(NewEpisode(scope, "first"))
     hand = vault.find_episode(scope, first.id).path
     hand.write_text(hand.read_text(encoding="utf-8") + "\nedited by a person\n", encoding="utf-8")
     staged = vault.root / "notes.txt"
     staged.write_text("staged by a person\n", encoding="utf-8")
     git(vault.root, "add", "notes.txt")
-    second = vault.remember(scope, "second")
+    second = vault.remember(NewEpisode(scope, "second"))
     changed = git(vault.root, "show", "--name-only", "--format=", "HEAD").split()
     assert sorted(changed) == sorted(
         [

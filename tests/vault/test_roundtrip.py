@@ -21,6 +21,7 @@ from vault.layout.keys import ScopeId
 from vault.layout.store import BadRequestError
 from vault.transfer.exchange import export_scope, import_payload
 from vault.writes.episode_create import create_episode_file
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 A = ScopeId("bot-1", "group_1")
@@ -324,7 +325,7 @@ def test_upstream_deleted_items_are_not_brought_back_and_bad_status_refused(vaul
 def test_statuses_are_restored_not_recomputed_by_key(vault):
     """Two items of one file with the same key keep the statuses they were exported with;
     an imported active keyed item still supersedes this chat's older memory with that key."""
-    old = vault.remember(B, "Carol lives in Rome", key="carol.city")
+    old = vault.remember(NewEpisode(B, "Carol lives in Rome", key="carol.city"))
     payload = [
         {"id": "ep_20260101_000001", "content": "Carol lives in Lyon", "key": "carol.city",
          "status": "superseded", "superseded_by": "ep_20260102_000002"},
@@ -348,7 +349,7 @@ def test_json_scalars_in_extra_are_written_as_the_file_reads_them(vault):
 
 def test_an_expired_memory_stays_expired_after_the_round_trip(vault):
     past = datetime.now(UTC) - timedelta(days=2)
-    ep = vault.remember(A, "The sale ends Friday", expires_at=past)
+    ep = vault.remember(NewEpisode(A, "The sale ends Friday", expires_at=past))
     import_payload(vault, B, export_scope(vault, A))
     (back,) = vault.load_episodes(B)[0]
     assert back.episode.id == ep.id and back.episode.expires_at == ep.expires_at

@@ -16,6 +16,7 @@ from memvault_cli.main import main
 from vault.layout.create import init_vault
 from vault.layout.discovery import ForeignVaultError, locate
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 pytestmark = pytest.mark.skipif(
@@ -30,7 +31,7 @@ PLANTED = "a memory the other user planted"
 def vault_of(folder: Path, uid: int) -> Path:
     """A real vault with one memory, every file of it owned by `uid`."""
     init_vault(folder, git=False)
-    Vault(folder, git=False).remember(ScopeId("b1", "group_123"), PLANTED)
+    Vault(folder, git=False).remember(NewEpisode(ScopeId("b1", "group_123"), PLANTED))
     for path in (folder, *folder.rglob("*")):
         os.chown(path, uid, uid, follow_symlinks=False)
     return folder

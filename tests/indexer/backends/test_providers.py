@@ -13,7 +13,9 @@ from indexer.backends.embed_openai import OpenAICompatible
 from indexer.backends.embeddings import EmbeddingError, default_embedder
 from indexer.backends.providers import embedder_from_settings
 from indexer.engine import Engine
+from indexer.retrieval.search_query import SearchQuery
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 
 
 class FakeOpenAIEmbeddings(BaseHTTPRequestHandler):
@@ -102,11 +104,14 @@ def test_cache_embeds_unchanged_text_once_across_restarts(tmp_path):
 
 def test_switching_provider_rebuilds_in_background_while_old_vectors_answer(server, vault):
     scope = ScopeId("b1", "group_1")
-    vault.remember(scope, "李伟对花生过敏")
-    vault.remember(scope, "the book club meets on Friday")
+    vault.remember(NewEpisode(scope, "李伟对花生过敏"))
+    vault.remember(NewEpisode(scope, "the book club meets on Friday"))
     with Engine.open(vault.root) as engine:
         engine.reconcile()
-        local = [r.doc.episode_id for r in engine.search("peanut allergy", scope, mode="vector")]
+        local = [
+            r.doc.episode_id
+            for r in engine.search(SearchQuery("peanut allergy", scope, mode="vector"))
+        ]
     remote = OpenAICompatible(server, "use-behind-http", 512, api_key="k")
     FakeOpenAIEmbeddings.gate.clear()  # hold the "remote" model: the rebuild must wait
     before = FakeOpenAIEmbeddings.calls
@@ -114,17 +119,25 @@ def test_switching_provider_rebuilds_in_background_while_old_vectors_answer(serv
         engine.attach(vault)
         assert engine.rebuild is not None and not engine.rebuild.finished.is_set()
         # The old model keeps answering, and keeps following writes, during the rebuild.
-        during = [r.doc.episode_id for r in engine.search("peanut allergy", scope, mode="vector")]
+        during = [
+            r.doc.episode_id
+            for r in engine.search(SearchQuery("peanut allergy", scope, mode="vector"))
+        ]
         assert during[0] == local[0]
-        late = vault.remember(scope, "written during the rebuild: 会议改到周六")
+        late = vault.remember(NewEpisode(scope, "written during the rebuild: 会议改到周六"))
         FakeOpenAIEmbeddings.gate.set()
         assert engine.rebuild.finished.wait(60) and engine.rebuild.error is None
         assert FakeOpenAIEmbeddings.calls > before
         assert engine.manifest.embedding_identity == remote.identity.key
         assert engine.embedder.identity == remote.identity
-        after = [r.doc.episode_id for r in engine.search("peanut allergy", scope, mode="vector")]
+        after = [
+            r.doc.episode_id
+            for r in engine.search(SearchQuery("peanut allergy", scope, mode="vector"))
+        ]
         assert after[0] == local[0]
-        hits = [r.doc.episode_id for r in engine.search("会议 周六", scope, mode="vector")]
+        hits = [
+            r.doc.episode_id for r in engine.search(SearchQuery("会议 周六", scope, mode="vector"))
+        ]
         assert hits[0] == late.id
     vectors = list((vault.root / ".memvault/index/vectors").iterdir())
     assert len(vectors) == 1  # the old model's folder is gone after the swap

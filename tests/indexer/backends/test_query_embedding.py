@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from indexer.engine import Engine
+from indexer.retrieval.search_query import SearchQuery
 from vault.layout.keys import ScopeId
 from vault.layout.layout import STATE_DIR
 
@@ -42,11 +43,11 @@ def test_searches_leave_the_embedding_cache_alone(vault) -> None:
         documents = cache_rows(vault.root)
         assert documents >= len(FACTS)  # documents are still cached
         for question in QUESTIONS:
-            assert writer.search(question, SCOPE, mode="vector")  # the vector path ran
+            assert writer.search(SearchQuery(question, SCOPE, mode="vector"))  # the vector path ran
         assert cache_rows(vault.root) == documents
         with Engine.open(vault.root, writer=False) as reader:
             for question in QUESTIONS:
-                reader.search("and " + question, SCOPE)
+                reader.search(SearchQuery("and " + question, SCOPE))
         assert cache_rows(vault.root) == documents
 
 

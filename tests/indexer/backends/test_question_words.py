@@ -20,8 +20,10 @@ from indexer.backends.question_words import (
 )
 from indexer.backends.tokenize import analyze_query
 from indexer.engine import Engine
+from indexer.retrieval.search_query import SearchQuery
 from tests.helpers.worlds import open_world
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 BOOK_CLUB = "读书会每周五晚上七点在图书馆"
@@ -91,9 +93,9 @@ def test_a_chinese_question_finds_its_memory_above_the_floor(world, question: st
     scope = ScopeId("b1", "group_book")
     if not vault.load_episodes(scope)[0]:
         for text in (BOOK_CLUB, *OTHERS):
-            vault.remember(scope, text)
+            vault.remember(NewEpisode(scope, text))
     for mode in ("hybrid", "text"):  # text alone too: the words carry it, not the vector
-        (first, *_) = engine.search(question, scope, top_k=5, mode=mode)
+        (first, *_) = engine.search(SearchQuery(question, scope, top_k=5, mode=mode))
         assert first.doc.text == BOOK_CLUB, mode
         assert first.relevance is not None and first.relevance.passed, (mode, first.relevance)
 
@@ -101,4 +103,4 @@ def test_a_chinese_question_finds_its_memory_above_the_floor(world, question: st
 def test_a_question_only_of_question_words_matches_nothing_by_text(world) -> None:
     vault, engine = world
     scope = ScopeId("b1", "group_book")
-    assert engine.search("什么时候？", scope, top_k=5, mode="text") == []
+    assert engine.search(SearchQuery("什么时候？", scope, top_k=5, mode="text")) == []

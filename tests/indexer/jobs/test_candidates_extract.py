@@ -17,12 +17,14 @@ from indexer.backends.embeddings import default_embedder
 from indexer.engine import Engine
 from indexer.jobs.candidates_extract import Turn, extract
 from indexer.jobs.llm import LLMError
+from indexer.retrieval.search_query import SearchQuery
 from indexer.supersede import near_duplicates
 from tests.conftest import git
 from tests.helpers.llm_fake import Reply
 from vault.candidates import accept_candidate, list_candidates, reject_candidate
 from vault.format.model import Speaker
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 
 CHAT = ScopeId("bot-1", "group_1")
 ALICE = Speaker("u42", "Alice")
@@ -82,7 +84,7 @@ def commits(root: Path) -> int:
 
 
 def found_ids(engine, query, **kw) -> list[str]:
-    return [r.doc.episode_id for r in engine.search(query, CHAT, top_k=10, **kw)]
+    return [r.doc.episode_id for r in engine.search(SearchQuery(query, CHAT, top_k=10, **kw))]
 
 
 def test_a_plan_becomes_one_pending_file_and_nothing_in_search(fake_llm, vault, engine):
@@ -128,7 +130,7 @@ def test_a_rejected_candidate_stays_out_of_search(fake_llm, vault, engine):
 
 
 def test_what_an_active_memory_already_says_is_not_written(fake_llm, vault, engine):
-    vault.remember(CHAT, "Alice is going to Beijing next week for a conference.")
+    vault.remember(NewEpisode(CHAT, "Alice is going to Beijing next week for a conference."))
     vault.update_profile(
         CHAT, "preferences", "add", "oat flat white", speaker="u42", fact_key="coffee"
     )
@@ -162,7 +164,7 @@ def test_the_same_proposal_twice_is_written_once(fake_llm, vault, engine):
 def test_a_contradiction_is_proposed_as_a_correction_that_supersedes_on_accept(
     fake_llm, vault, engine
 ):
-    old = vault.remember(CHAT, "Carol prefers tea over coffee in the afternoon.")
+    old = vault.remember(NewEpisode(CHAT, "Carol prefers tea over coffee in the afternoon."))
     new_text = "Update: Carol now prefers coffee over tea in the afternoon."
     from vault.format.model import Episode
 
@@ -247,7 +249,7 @@ FAILURES = {
 @pytest.mark.parametrize("case", FAILURES, ids=list(FAILURES))
 def test_a_failing_model_logs_one_line_and_changes_nothing(fake_llm, vault, engine, caplog, case):
     reply, message = FAILURES[case]
-    vault.remember(CHAT, "Alice's sister is called Mei.")
+    vault.remember(NewEpisode(CHAT, "Alice's sister is called Mei."))
     fake_llm.script(reply)
     before = files_and_history(vault.root)
     caplog.set_level(logging.INFO, logger="indexer.jobs.candidates_extract")

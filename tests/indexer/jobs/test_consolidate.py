@@ -15,6 +15,7 @@ from indexer.engine import Engine
 from indexer.jobs.consolidate import ConsolidateSettings, StalePreviewError, preview, run
 from indexer.jobs.consolidate_preview import PreviewFileError, from_json
 from indexer.jobs.llm import LLMError
+from indexer.retrieval.search_query import SearchQuery
 from tests.conftest import git
 from tests.helpers.consolidate_helpers import (
     ALICE,
@@ -29,6 +30,7 @@ from tests.helpers.consolidate_helpers import (
 )
 from tests.helpers.llm_fake import Reply
 from vault.layout.store import BadRequestError
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.safewrite import ConflictError
 
@@ -121,10 +123,12 @@ def test_run_writes_one_commit_of_only_this_chats_files(vault, engine, fake_llm)
     ops = [(json.loads(line)["operation"], json.loads(line)["target_id"]) for line in audit]
     assert ops == [("consolidate", summary.id)] + [("archive", i) for i in done.archived]
     # Recall: the summary answers, the originals no longer do; the other chat still does.
-    assert summary.id in ids(engine.search("Alice Beijing robotics conference", CHAT))
-    assert s.old.id not in ids(engine.search("Alice Beijing robotics conference", CHAT))
-    assert s.chatter.id not in ids(engine.search("Bob good morning", CHAT))
-    assert ids(engine.search("Bob good morning", OTHER))
+    assert summary.id in ids(engine.search(SearchQuery("Alice Beijing robotics conference", CHAT)))
+    assert s.old.id not in ids(
+        engine.search(SearchQuery("Alice Beijing robotics conference", CHAT))
+    )
+    assert s.chatter.id not in ids(engine.search(SearchQuery("Bob good morning", CHAT)))
+    assert ids(engine.search(SearchQuery("Bob good morning", OTHER)))
 
 
 def test_git_revert_of_the_commit_restores_the_originals_and_recall(vault, engine, fake_llm):
@@ -134,13 +138,15 @@ def test_git_revert_of_the_commit_restores_the_originals_and_recall(vault, engin
     made = preview(fake_llm.llm(), vault, engine, CHAT, ConsolidateSettings(), now=NOW)
     before = tree_hash(vault.root, under="bots")
     done = run(vault, engine, made)
-    assert s.old.id not in ids(engine.search("Alice Beijing robotics conference", CHAT))
+    assert s.old.id not in ids(
+        engine.search(SearchQuery("Alice Beijing robotics conference", CHAT))
+    )
     git(vault.root, "revert", "--no-edit", "HEAD")
     engine.reconcile()  # what the watcher does after a revert
     assert tree_hash(vault.root, under="bots") == before
-    hits = ids(engine.search("Alice Beijing robotics conference", CHAT))
+    hits = ids(engine.search(SearchQuery("Alice Beijing robotics conference", CHAT)))
     assert s.old.id in hits and done.summary.id not in hits
-    assert s.chatter.id in ids(engine.search("Bob good morning", CHAT))
+    assert s.chatter.id in ids(engine.search(SearchQuery("Bob good morning", CHAT)))
 
 
 BAD_ANSWERS = {
@@ -188,7 +194,7 @@ def test_a_memory_qualifying_after_the_preview_is_refused(vault, engine, fake_ll
     engine.reconcile()
     fake_llm.script(answer())
     made = preview(fake_llm.llm(), vault, engine, CHAT, ConsolidateSettings(), now=NOW)
-    late = vault.remember(CHAT, "Frank waved.", importance=1)
+    late = vault.remember(NewEpisode(CHAT, "Frank waved.", importance=1))
     before, count = saved(vault), commits(vault)
     with pytest.raises(StalePreviewError, match=f"newly selected: {late.id}"):
         run(vault, engine, made)
@@ -263,9 +269,13 @@ def test_a_profile_edited_after_the_preview_is_refused(vault, engine, fake_llm):
 
 def test_near_duplicates_are_selected_by_the_calibrated_line(vault, engine, fake_llm):
     recent = NOW.replace(microsecond=0)
-    a = vault.remember(CHAT, "Carol likes green tea in the afternoon.", created_at=recent)
-    b = vault.remember(CHAT, "Carol likes green tea in the afternoons.", created_at=recent)
-    c = vault.remember(CHAT, "The gym closes at ten on Fridays.", created_at=recent)
+    a = vault.remember(
+        NewEpisode(CHAT, "Carol likes green tea in the afternoon.", created_at=recent)
+    )
+    b = vault.remember(
+        NewEpisode(CHAT, "Carol likes green tea in the afternoons.", created_at=recent)
+    )
+    c = vault.remember(NewEpisode(CHAT, "The gym closes at ten on Fridays.", created_at=recent))
     fake_llm.script(answer())
     made = preview(fake_llm.llm(), vault, engine, CHAT, ConsolidateSettings(), now=NOW)
     picked = {v.id: v.reasons for v in made.archive}

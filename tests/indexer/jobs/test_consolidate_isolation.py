@@ -17,6 +17,7 @@ from tests.helpers.consolidate_helpers import CHAT, NOW, OTHER, answer, seed, tr
 from vault.layout.create import init_vault
 from vault.layout.store import BadRequestError
 from vault.writes.consolidation import ProfileEdit, consolidate
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 SENTENCES = [
@@ -37,10 +38,12 @@ MEMORIES = st.lists(
 def fill(vault: Vault, scope, rows) -> None:
     # Two old ones always: every example has something to consolidate.
     for n, days in enumerate((150, 160)):
-        vault.remember(scope, f"{SENTENCES[n]} ({scope.session})", created_at=NOW - days * DAY)
+        vault.remember(
+            NewEpisode(scope, f"{SENTENCES[n]} ({scope.session})", created_at=NOW - days * DAY)
+        )
     for sentence, days, importance in rows:
         text = f"{SENTENCES[sentence]} #{days}"
-        vault.remember(scope, text, importance=importance, created_at=NOW - days * DAY)
+        vault.remember(NewEpisode(scope, text, importance=importance, created_at=NOW - days * DAY))
 
 
 DAY = timedelta(days=1)
@@ -84,7 +87,18 @@ def test_a_write_failing_midway_puts_every_file_back_and_commits_nothing(vault):
     head = git(vault.root, "rev-parse", "HEAD")
     originals = [vault.find_episode(CHAT, e.id) for e in (s.old, s.chatter)]
     summary = vault.new_episode(
-        "A summary.", None, (), 2, None, None, "consolidation", NOW, "active"
+        NewEpisode(
+            CHAT,
+            "A summary.",
+            None,
+            (),
+            2,
+            None,
+            None,
+            "consolidation",
+            created_at=NOW,
+            status="active",
+        )
     )
     # The summary and both archives are written before this edit fails (nothing to remove).
     failing = ProfileEdit("traits", "remove", "a trait nobody has")
@@ -94,6 +108,6 @@ def test_a_write_failing_midway_puts_every_file_back_and_commits_nothing(vault):
     assert git(vault.root, "rev-parse", "HEAD") == head
     assert git(vault.root, "status", "--porcelain").strip() == ""
     # and the next operation commits only its own files, with no word of the failed one
-    vault.remember(CHAT, "Next memory.")
+    vault.remember(NewEpisode(CHAT, "Next memory."))
     message = git(vault.root, "log", "-1", "--format=%B")
     assert "consolidate" not in message

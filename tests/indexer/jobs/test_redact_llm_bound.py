@@ -13,6 +13,7 @@ from indexer.engine import Engine
 from indexer.jobs.candidates_extract import Turn, extract
 from indexer.jobs.consolidate import preview
 from indexer.jobs.consolidate_select import ConsolidateSettings
+from indexer.retrieval.search_query import SearchQuery
 from tests.conftest import git
 from tests.helpers.consolidate_helpers import CHAT, DAY, NOW, answer, seed
 from tests.helpers.secret_scan import everywhere, places_holding
@@ -94,7 +95,7 @@ def test_the_index_holds_no_secret_of_a_hand_written_file(vault, engine):
     hand_written_episode(vault)
     hand_written_profile(vault)
     engine.reconcile()
-    (hit,) = engine.search("deploy server", CHAT, top_k=1)
+    (hit,) = engine.search(SearchQuery("deploy server", CHAT, top_k=1))
     assert hit.doc.speaker_name == "Erin [redacted:national_id]"
     assert "[redacted:api_key]" in hit.doc.tags
     for secret in SECRETS:

@@ -17,9 +17,11 @@ from hypothesis import strategies as st
 from indexer.backends.question_words import FINAL_PARTICLES, QUESTION_WORDS
 from indexer.backends.tokenize import analyze_query
 from indexer.engine import Engine
+from indexer.retrieval.search_query import SearchQuery
 from tests.helpers.worlds import open_world
 from vault.layout.keys import ScopeId
 from vault.writes.demo import GROUP, build_demo
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 BOOK_CLUB_ZH = "读书会每周五晚上七点在图书馆"
@@ -43,7 +45,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
 
 
 def texts(engine: Engine, query: str, scope: ScopeId, mode: str) -> list[str]:
-    return [r.doc.text for r in engine.search(query, scope, top_k=10, mode=mode)]
+    return [r.doc.text for r in engine.search(SearchQuery(query, scope, top_k=10, mode=mode))]
 
 
 def test_demo_book_club_question_does_not_rank_the_peanut_allergy_first(demo: Engine) -> None:
@@ -57,12 +59,14 @@ def test_demo_book_club_question_does_not_rank_the_peanut_allergy_first(demo: En
 def test_book_club_question_ranks_the_book_club_first(world: tuple[Vault, Engine]) -> None:
     vault, engine = world
     scope = ScopeId("b1", "group_book")
-    book = vault.remember(scope, BOOK_CLUB_ZH)
-    peanut = vault.remember(scope, PEANUT, importance=5)
+    book = vault.remember(NewEpisode(scope, BOOK_CLUB_ZH))
+    peanut = vault.remember(NewEpisode(scope, PEANUT, importance=5))
     for mode in ("text", "hybrid"):
-        ids = [r.doc.episode_id for r in engine.search("读书会几点", scope, mode=mode)]
+        ids = [r.doc.episode_id for r in engine.search(SearchQuery("读书会几点", scope, mode=mode))]
         assert ids[0] == book.id, mode
-    text_ids = [r.doc.episode_id for r in engine.search("读书会几点", scope, mode="text")]
+    text_ids = [
+        r.doc.episode_id for r in engine.search(SearchQuery("读书会几点", scope, mode="text"))
+    ]
     assert peanut.id not in text_ids  # 点 alone is no text match
 
 
@@ -71,10 +75,10 @@ def test_one_character_query_finds_the_memory_with_that_character(
 ) -> None:
     vault, engine = world
     scope = ScopeId("b1", "group_cat")
-    cat = vault.remember(scope, "用户的猫叫小白，喜欢在窗台上睡觉")
-    vault.remember(scope, "明天下午三点开会")
+    cat = vault.remember(NewEpisode(scope, "用户的猫叫小白，喜欢在窗台上睡觉"))
+    vault.remember(NewEpisode(scope, "明天下午三点开会"))
     for query in ("猫", "猫 name"):
-        ids = [r.doc.episode_id for r in engine.search(query, scope, mode="text")]
+        ids = [r.doc.episode_id for r in engine.search(SearchQuery(query, scope, mode="text"))]
         assert ids[:1] == [cat.id], query
 
 
@@ -84,9 +88,9 @@ def test_shared_characters_break_ties_between_bigram_matches(
     vault, engine = world
     scope = ScopeId("b1", "group_tie")
     # Both hold the word 北京; only one also holds 天 and 气 of the question.
-    weather = vault.remember(scope, "北京今天的空气不好")
-    other = vault.remember(scope, "北京烤鸭很好吃")
-    hits = engine.search("北京天气", scope, mode="text")
+    weather = vault.remember(NewEpisode(scope, "北京今天的空气不好"))
+    other = vault.remember(NewEpisode(scope, "北京烤鸭很好吃"))
+    hits = engine.search(SearchQuery("北京天气", scope, mode="text"))
     ids = [r.doc.episode_id for r in hits]
     assert ids == [weather.id, other.id]
 
@@ -96,10 +100,12 @@ def test_english_question_finds_the_chinese_memory_in_hybrid(
 ) -> None:
     vault, engine = world
     scope = ScopeId("b1", "group_xlang")
-    peanut = vault.remember(scope, PEANUT)
-    vault.remember(scope, BOOK_CLUB_ZH)
-    vault.remember(scope, "The office printer is on the third floor.")
-    ids = [r.doc.episode_id for r in engine.search("Who is allergic to peanuts?", scope)]
+    peanut = vault.remember(NewEpisode(scope, PEANUT))
+    vault.remember(NewEpisode(scope, BOOK_CLUB_ZH))
+    vault.remember(NewEpisode(scope, "The office printer is on the third floor."))
+    ids = [
+        r.doc.episode_id for r in engine.search(SearchQuery("Who is allergic to peanuts?", scope))
+    ]
     assert ids[:1] == [peanut.id]
 
 
@@ -130,9 +136,11 @@ def test_one_shared_character_scores_below_a_shared_bigram(
     pad = chars[5:]  # characters the query does not hold
     # `bigram` holds query[at:at+2] inside unrelated text; `one` holds one query character
     # between unrelated ones, so it shares no bigram with the query.
-    bigram = vault.remember(scope, "".join(pad[:3]) + query[at : at + 2] + "".join(pad[3:5]))
-    one = vault.remember(scope, "".join(pad[5:7]) + query[single] + "".join(pad[7:9]))
-    found = engine.search(query, scope, top_k=10, mode="text")
+    bigram = vault.remember(
+        NewEpisode(scope, "".join(pad[:3]) + query[at : at + 2] + "".join(pad[3:5]))
+    )
+    one = vault.remember(NewEpisode(scope, "".join(pad[5:7]) + query[single] + "".join(pad[7:9])))
+    found = engine.search(SearchQuery(query, scope, top_k=10, mode="text"))
     hits = {r.doc.episode_id: r.score for r in found}
     assert bigram.id in hits
     assert hits.get(one.id, float("-inf")) < hits[bigram.id]
@@ -144,7 +152,7 @@ def test_a_character_of_a_longer_query_word_never_matches_alone(
 ) -> None:
     vault, engine = world
     scope = ScopeId("b1", "group_dot")
-    vault.remember(scope, "点")
+    vault.remember(NewEpisode(scope, "点"))
     # 点心 is no question word, so its characters stay query terms: 点 is one of them but only
     # breaks ties (indexer.backends.tokenize.Analysis.tiebreak), and the memory holds no 点心.
     asked = analyze_query("点心")

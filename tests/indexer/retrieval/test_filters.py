@@ -14,10 +14,12 @@ from hypothesis import strategies as st
 from indexer.engine import Engine
 from indexer.retrieval.filters import Filters, parse_filters
 from indexer.retrieval.search import MODES
+from indexer.retrieval.search_query import SearchQuery
 from vault.format.model import CATEGORIES, PRIORITIES
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.layout.store import BadRequestError
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 CHAT = ScopeId("bot-1", "group_7")
@@ -46,13 +48,17 @@ def crowded(tmp_path_factory):
     init_vault(root, git=False)
     vault = Vault(root, git=False)
     for i in range(DECOYS):
-        vault.remember(CHAT, f"Tokyo flight {i}: the Tokyo flight is booked", source="user")
+        vault.remember(
+            NewEpisode(CHAT, f"Tokyo flight {i}: the Tokyo flight is booked", source="user")
+        )
     old = NOW - timedelta(days=400)
     ids = {}
     for name, (fields, _) in TARGETS.items():
         fields = {"source": "user", **fields}
-        ids[name] = vault.remember(CHAT, WEAK.format(what=name), created_at=old, **fields).id
-        vault.remember(OTHER, WEAK.format(what=name), created_at=old, **fields)
+        ids[name] = vault.remember(
+            NewEpisode(CHAT, WEAK.format(what=name), created_at=old, **fields)
+        ).id
+        vault.remember(NewEpisode(OTHER, WEAK.format(what=name), created_at=old, **fields))
     engine = Engine.open(root)
     engine.reconcile()
     yield engine, ids
@@ -64,10 +70,12 @@ def crowded(tmp_path_factory):
 def test_a_filter_returns_the_one_match_that_500_better_hits_would_crowd_out(crowded, name, mode):
     engine, ids = crowded
     clock = int(NOW.timestamp())
-    plain = engine.search("Tokyo flight", CHAT, top_k=50, mode=mode, now=clock)
+    plain = engine.search(SearchQuery("Tokyo flight", CHAT, top_k=50, mode=mode, now=clock))
     assert len(plain) == 50 and ids[name] not in {r.doc.episode_id for r in plain}
     _, filters = TARGETS[name]
-    found = engine.search("Tokyo flight", CHAT, top_k=1, mode=mode, now=clock, filters=filters)
+    found = engine.search(
+        SearchQuery("Tokyo flight", CHAT, top_k=1, mode=mode, now=clock, filters=filters)
+    )
     assert [r.doc.episode_id for r in found] == [ids[name]]
     assert found[0].doc.index_key == CHAT.index_key  # the other chat's copy never
 
@@ -75,11 +83,11 @@ def test_a_filter_returns_the_one_match_that_500_better_hits_would_crowd_out(cro
 def test_no_filter_changes_nothing_and_an_impossible_one_finds_nothing(crowded):
     engine, ids = crowded
     clock = int(NOW.timestamp())
-    plain = engine.search("Tokyo flight", CHAT, top_k=10, now=clock)
-    same = engine.search("Tokyo flight", CHAT, top_k=10, now=clock, filters=Filters())
+    plain = engine.search(SearchQuery("Tokyo flight", CHAT, top_k=10, now=clock))
+    same = engine.search(SearchQuery("Tokyo flight", CHAT, top_k=10, now=clock, filters=Filters()))
     assert [r.doc.episode_id for r in plain] == [r.doc.episode_id for r in same]
     both = parse_filters(tags=["hobby"], priority="high")
-    assert engine.search("Tokyo flight", CHAT, top_k=10, now=clock, filters=both) == []
+    assert engine.search(SearchQuery("Tokyo flight", CHAT, top_k=10, now=clock, filters=both)) == []
 
 
 # --------------------------------------------------------------------------- the class
@@ -101,13 +109,15 @@ def varied(tmp_path_factory):
     for i in range(48):
         expiry = rng.choice([None, 1, 5, 20, 90])
         vault.remember(
-            CHAT,
-            f"memo number {i}",
-            tags=[_spell(rng, t) for t in rng.sample(TAGS, rng.randint(0, 3))],
-            category=rng.choice([None, *CATEGORIES[:3]]),
-            priority=rng.choice(PRIORITIES),
-            source=rng.choice(["user", "agent"]),
-            expires_at=NOW + timedelta(days=expiry) if expiry else None,
+            NewEpisode(
+                CHAT,
+                f"memo number {i}",
+                tags=[_spell(rng, t) for t in rng.sample(TAGS, rng.randint(0, 3))],
+                category=rng.choice([None, *CATEGORIES[:3]]),
+                priority=rng.choice(PRIORITIES),
+                source=rng.choice(["user", "agent"]),
+                expires_at=NOW + timedelta(days=expiry) if expiry else None,
+            ),
         )
     episodes = [s.episode for s in vault.load_episodes(CHAT)[0]]
     engine = Engine.open(root)
@@ -138,7 +148,7 @@ filters = st.builds(
 def test_the_index_keeps_exactly_the_memories_the_file_rule_admits(varied, spec, mode):
     engine, episodes = varied
     clock = int(NOW.timestamp())
-    found = engine.search("memo", CHAT, top_k=100, mode=mode, now=clock, filters=spec)
+    found = engine.search(SearchQuery("memo", CHAT, top_k=100, mode=mode, now=clock, filters=spec))
     want = {e.id for e in episodes if e.expires_at is None or e.expires_at > NOW}
     want = {e.id for e in episodes if e.id in want and spec.admits(e, NOW)}
     assert {r.doc.episode_id for r in found} == want
@@ -148,12 +158,22 @@ def test_tags_match_across_case_and_width(varied):
     engine, episodes = varied
     clock = int(NOW.timestamp())
     for spelling in ("hobby", "HOBBY", "Hobby", "hObBy"):
-        found = engine.search("memo", CHAT, top_k=100, mode="text", now=clock,
-                              filters=parse_filters(tags=[spelling]))  # fmt: skip
+        found = engine.search(
+            SearchQuery(
+                "memo",
+                CHAT,
+                top_k=100,
+                mode="text",
+                now=clock,
+                filters=parse_filters(tags=[spelling]),
+            )
+        )
         want = {e.id for e in episodes if any(t.lower() == "hobby" for t in e.tags)}
         assert want and {r.doc.episode_id for r in found} == want
     full = parse_filters(tags="FULL")  # full-width "Ｆｕｌｌ" folds to "full" (NFKC)
-    found = engine.search("memo", CHAT, top_k=100, mode="text", now=clock, filters=full)
+    found = engine.search(
+        SearchQuery("memo", CHAT, top_k=100, mode="text", now=clock, filters=full)
+    )
     assert found and all("Ｆｕｌｌ".casefold() in {t.casefold() for t in r.doc.tags} for r in found)
 
 

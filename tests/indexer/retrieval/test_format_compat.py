@@ -14,6 +14,7 @@ import pytest
 
 from indexer.backends.backend import IndexMismatchError
 from indexer.engine import Engine
+from indexer.retrieval.search_query import SearchQuery
 from indexer.sync.manifest import MANIFEST_NAME, index_dir
 from indexer.sync.manifest_schema import SCHEMA_VERSION
 from tests.helpers.paths import REPO
@@ -56,7 +57,7 @@ def test_an_old_file_is_read_searched_and_never_rewritten_by_sync(tmp_path: Path
         ep = stored.episode
         assert (ep.priority, ep.importance, ep.updated_at) == ("high", 4, None)
         assert ep.tags == ("Garden",) and ep.extra == (("mood", "sunny"),)
-        found = engine.search("tomatoes on the balcony", SCOPE, top_k=3)
+        found = engine.search(SearchQuery("tomatoes on the balcony", SCOPE, top_k=3))
         assert [r.doc.episode_id for r in found] == [ep.id]
         doc = found[0].doc
         assert (doc.priority, doc.tag_keys, doc.updated_at, doc.verified) == (
@@ -95,7 +96,7 @@ def test_an_index_of_the_previous_schema_is_rebuilt_at_start(tmp_path: Path) -> 
     db.close()
     with Engine.open(root) as engine:
         engine.reconcile()
-        (found,) = engine.search("tomatoes balcony", SCOPE, top_k=3)
+        (found,) = engine.search(SearchQuery("tomatoes balcony", SCOPE, top_k=3))
         assert found.doc.priority == "high" and found.doc.tag_keys == ("garden",)
     with sqlite3.connect(manifest) as db:
         (version,) = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()

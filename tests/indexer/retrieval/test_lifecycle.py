@@ -13,11 +13,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from indexer.jobs.consolidate_select import ConsolidateSettings, select
+from indexer.retrieval.search_query import SearchQuery
 from memvault_cli.main import main
 from tests.helpers.worlds import open_world
 from vault.layout.keys import ScopeId
 from vault.transfer.exchange import export_scope, import_payload
 from vault.writes.bulk import apply_bulk, parse_selection
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 CHAT = ScopeId("bot-1", "group_1")
@@ -25,10 +27,18 @@ T0 = datetime(2026, 3, 1, tzinfo=UTC)
 
 
 def eve(vault: Vault, scope: ScopeId = CHAT) -> tuple[str, str]:
-    berlin = vault.remember(scope, "Eve lives in Berlin", key="city", tags=["travel"],
-                            created_at=T0)  # fmt: skip
-    munich = vault.remember(scope, "Eve moved to Munich", key="city", tags=["travel"],
-                            created_at=T0 + timedelta(days=30))  # fmt: skip
+    berlin = vault.remember(
+        NewEpisode(scope, "Eve lives in Berlin", key="city", tags=["travel"], created_at=T0)
+    )
+    munich = vault.remember(
+        NewEpisode(
+            scope,
+            "Eve moved to Munich",
+            key="city",
+            tags=["travel"],
+            created_at=T0 + timedelta(days=30),
+        )
+    )
     return berlin.id, munich.id
 
 
@@ -71,8 +81,9 @@ def test_restore_of_the_newer_one_supersedes_an_older_active_one(vault):
     assert state(vault) == {berlin: ("archived", None)}
     vault.restore(CHAT, berlin)
     assert state(vault) == {berlin: ("active", None)}
-    later = vault.remember(CHAT, "Eve moved to Hamburg", key="city",
-                           created_at=T0 + timedelta(days=60))  # fmt: skip
+    later = vault.remember(
+        NewEpisode(CHAT, "Eve moved to Hamburg", key="city", created_at=T0 + timedelta(days=60))
+    )
     vault.archive(CHAT, later.id)
     vault.restore(CHAT, later.id)  # newer than the active Berlin: it wins, Berlin steps back
     assert state(vault) == {berlin: ("superseded", later.id), later.id: ("active", None)}
@@ -80,8 +91,9 @@ def test_restore_of_the_newer_one_supersedes_an_older_active_one(vault):
 
 def test_forget_of_the_correction_never_leaves_a_dangling_link(vault):
     berlin, munich = eve(vault)
-    hamburg = vault.remember(CHAT, "Eve moved to Hamburg", key="city",
-                             created_at=T0 + timedelta(days=60))  # fmt: skip
+    hamburg = vault.remember(
+        NewEpisode(CHAT, "Eve moved to Hamburg", key="city", created_at=T0 + timedelta(days=60))
+    )
     assert state(vault)[munich] == ("superseded", hamburg.id)
     vault.forget(CHAT, munich)  # Berlin pointed at Munich: it now names Hamburg
     assert state(vault) == {berlin: ("superseded", hamburg.id), hamburg.id: ("active", None)}
@@ -89,9 +101,10 @@ def test_forget_of_the_correction_never_leaves_a_dangling_link(vault):
 
 def test_import_of_an_older_memory_does_not_replace_a_newer_one(vault):
     source = ScopeId("bot-1", "group_src")
-    vault.remember(source, "Eve lives in Berlin", key="city", created_at=T0)
-    munich = vault.remember(CHAT, "Eve moved to Munich", key="city",
-                            created_at=T0 + timedelta(days=30))  # fmt: skip
+    vault.remember(NewEpisode(source, "Eve lives in Berlin", key="city", created_at=T0))
+    munich = vault.remember(
+        NewEpisode(CHAT, "Eve moved to Munich", key="city", created_at=T0 + timedelta(days=30))
+    )
     result = import_payload(vault, CHAT, json.loads(json.dumps(export_scope(vault, source))))
     (imported,) = result["ids"]
     assert state(vault) == {imported: ("superseded", munich.id), munich.id: ("active", None)}
@@ -132,15 +145,18 @@ def test_search_never_returns_the_stale_memory_after_archive_and_restore(tmp_pat
         apply_bulk(vault, CHAT, "archive", parse_selection(tag="travel", now=vault.clock()))
         vault.restore(CHAT, berlin)
         vault.restore(CHAT, munich)
-        found = [r.doc.episode_id for r in engine.search("Where does Eve live", CHAT)]
+        found = [r.doc.episode_id for r in engine.search(SearchQuery("Where does Eve live", CHAT))]
         assert munich in found and berlin not in found
 
 
 def test_remember_dated_before_the_current_memory_of_its_key_says_it_is_superseded(vault, capsys):
     # The current memory of the key is dated ahead of this clock (a hand-written date, or a
     # skewed clock elsewhere): the new one must not replace it.
-    ahead = vault.remember(CHAT, "Eve will live in Oslo", key="city",
-                           created_at=datetime(2099, 1, 1, tzinfo=UTC))  # fmt: skip
+    ahead = vault.remember(
+        NewEpisode(
+            CHAT, "Eve will live in Oslo", key="city", created_at=datetime(2099, 1, 1, tzinfo=UTC)
+        )
+    )
     where = ["--bot", "bot-1", "--session", "group_1", "--vault", str(vault.root)]
     assert main(["remember", "Eve lives in Paris", "--key", "city", *where]) == 0
     new_id, line = capsys.readouterr().out.splitlines()
@@ -152,7 +168,7 @@ def test_only_a_keyed_memory_reads_the_chat_to_plan_its_arrival(vault, monkeypat
     # A memory without a key supersedes nothing, so its write must not parse every file of
     # the chat (that made n writes cost n^2 reads: 400 remembers 8 s -> 22 s).
     for i in range(5):
-        vault.remember(CHAT, f"memory {i}")
+        vault.remember(NewEpisode(CHAT, f"memory {i}"))
     reads: list[str] = []
     real = Vault.load_episodes
 
@@ -161,7 +177,7 @@ def test_only_a_keyed_memory_reads_the_chat_to_plan_its_arrival(vault, monkeypat
         return real(self, scope, *args, **kwargs)
 
     monkeypatch.setattr(Vault, "load_episodes", counting)
-    vault.remember(CHAT, "one more, with no key")
+    vault.remember(NewEpisode(CHAT, "one more, with no key"))
     assert reads == []
-    vault.remember(CHAT, "Eve lives in Munich", key="city")
+    vault.remember(NewEpisode(CHAT, "Eve lives in Munich", key="city"))
     assert reads  # a keyed one does read the chat: it may supersede

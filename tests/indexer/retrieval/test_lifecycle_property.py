@@ -27,6 +27,7 @@ from vault.layout.keys import ScopeId
 from vault.transfer.exchange import export_scope, import_payload
 from vault.writes.bulk import apply_bulk, parse_selection
 from vault.writes.consolidation import consolidate
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 CHAT = ScopeId("bot-1", "group_1")
@@ -86,8 +87,15 @@ def apply(vault: Vault, op: tuple, serial: int) -> None:
     name = op[0]
     if name == "remember":
         _, key, day, tag = op
-        vault.remember(CHAT, f"fact {serial} about {key or 'nothing'}", key=key, tags=[tag],
-                       created_at=T0 + timedelta(days=day))  # fmt: skip
+        vault.remember(
+            NewEpisode(
+                CHAT,
+                f"fact {serial} about {key or 'nothing'}",
+                key=key,
+                tags=[tag],
+                created_at=T0 + timedelta(days=day),
+            )
+        )
     elif name in ("archive", "restore", "forget"):
         known = ids(vault, CHAT)
         if not known:
@@ -108,8 +116,20 @@ def apply(vault: Vault, op: tuple, serial: int) -> None:
         settings = ConsolidateSettings(older_than_days=30)
         chosen = select(episodes, settings, now, pairs=pairs, threshold=0.9)
         if chosen.picks:
-            summary = vault.new_episode(f"summary {serial}", None, (), 2, None, None,
-                                        "consolidation", now, "active")  # fmt: skip
+            summary = vault.new_episode(
+                NewEpisode(
+                    CHAT,
+                    f"summary {serial}",
+                    None,
+                    (),
+                    2,
+                    None,
+                    None,
+                    "consolidation",
+                    created_at=now,
+                    status="active",
+                )
+            )
             consolidate(vault, CHAT, summary, [p.stored for p in chosen.picks])
     else:
         source, target = op[1]

@@ -14,11 +14,13 @@ from hypothesis import strategies as st
 
 from indexer.engine import Engine
 from indexer.retrieval.ranking import RANK_VERSION, score
+from indexer.retrieval.search_query import SearchQuery
 from tests.helpers.worlds import open_world
 from vault.format.episodes import parse_episode, render_episode
 from vault.format.model import PRIORITIES, Episode, FormatError
 from vault.layout.keys import ScopeId
 from vault.layout.store import BadRequestError
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 SCOPE = ScopeId("bot-1", "group_1")
@@ -67,15 +69,15 @@ def test_render_refuses_an_unknown_priority() -> None:
 
 def test_remember_writes_the_priority_and_defaults_it_from_importance(tmp_path: Path) -> None:
     vault = Vault(tmp_path / "v", git=False)
-    asked = vault.remember(SCOPE, "pick up the keys", priority="Critical", importance=1)
-    mapped = vault.remember(SCOPE, "likes tea", importance=5)
-    plain = vault.remember(SCOPE, "owns a bike")
+    asked = vault.remember(NewEpisode(SCOPE, "pick up the keys", priority="Critical", importance=1))
+    mapped = vault.remember(NewEpisode(SCOPE, "likes tea", importance=5))
+    plain = vault.remember(NewEpisode(SCOPE, "owns a bike"))
     assert (asked.priority, mapped.priority, plain.priority) == ("critical", "high", "normal")
     on_disk = vault.find_episode(SCOPE, asked.id)
     assert on_disk.episode.priority == "critical"
     assert "priority: critical\n" in on_disk.path.read_text("utf-8")
     with pytest.raises(BadRequestError, match="priority must be one of low, normal"):
-        vault.remember(SCOPE, "x", priority="urgent")
+        vault.remember(NewEpisode(SCOPE, "x", priority="urgent"))
 
 
 # --------------------------------------------------------------------------- ranking
@@ -110,8 +112,8 @@ def test_rank_golden_priority_and_confidence(priority: str, confidence: float, f
 def _two_twins(world, scope: ScopeId, fields_a: dict, fields_b: dict) -> tuple[str, str]:
     vault, _ = world
     text = "The quarterly budget review moved to Thursday afternoon"
-    a = vault.remember(scope, text, created_at=NOW, source="user", **fields_a)
-    b = vault.remember(scope, text, created_at=NOW, source="user", **fields_b)
+    a = vault.remember(NewEpisode(scope, text, created_at=NOW, source="user", **fields_a))
+    b = vault.remember(NewEpisode(scope, text, created_at=NOW, source="user", **fields_b))
     return a.id, b.id
 
 
@@ -123,7 +125,9 @@ def test_high_outranks_an_otherwise_equal_normal(world, high_first: bool) -> Non
     a, b = _two_twins(world, scope, high if high_first else normal, normal if high_first else high)
     high_id = a if high_first else b
     _, engine = world
-    results = engine.search("quarterly budget review Thursday", scope, top_k=5, decay=False)
+    results = engine.search(
+        SearchQuery("quarterly budget review Thursday", scope, top_k=5, decay=False)
+    )
     assert [r.doc.episode_id for r in results][0] == high_id
     assert len(results) == 2
     top, second = results
@@ -139,9 +143,9 @@ def test_low_ranks_below_normal_and_less_confidence_below_more(world) -> None:
     unsure_scope = ScopeId("bot-1", "group_unsure")
     unsure, sure = _two_twins(world, unsure_scope, {"confidence": 0.5}, {"confidence": 1.0})
     query = "quarterly budget review Thursday"
-    ranked = [r.doc.episode_id for r in engine.search(query, scope, decay=False)]
+    ranked = [r.doc.episode_id for r in engine.search(SearchQuery(query, scope, decay=False))]
     assert ranked == [normal, low]
-    found = engine.search(query, unsure_scope, decay=False)
+    found = engine.search(SearchQuery(query, unsure_scope, decay=False))
     assert [r.doc.episode_id for r in found] == [sure, unsure]
     assert found[1].explain["confidence"] == pytest.approx(0.98)
     assert found[0].explain["confidence"] == pytest.approx(1.03)
@@ -181,11 +185,13 @@ def test_critical_is_exactly_the_chats_active_unexpired_critical_memories(
             scope = m["scope"]
             expires = None if m["expires"] is None else now + timedelta(days=m["expires"])
             ep = vault.remember(
-                scope,
-                f"memory {salt} of {scope.index_key}",
-                priority=m["priority"],
-                status=m["status"],
-                expires_at=expires,
+                NewEpisode(
+                    scope,
+                    f"memory {salt} of {scope.index_key}",
+                    priority=m["priority"],
+                    status=m["status"],
+                    expires_at=expires,
+                ),
             )
             ok = m["priority"] == "critical" and m["status"] == "active"
             if ok and (expires is None or expires > now):
@@ -199,7 +205,7 @@ def test_critical_is_exactly_the_chats_active_unexpired_critical_memories(
 def test_critical_follows_hand_edits_and_expiry(tmp_path: Path) -> None:
     root = tmp_path / "memory"
     with open_world(root) as (vault, engine):
-        ep = vault.remember(SCOPE, "Never book flights on Fridays", expires_in="1d")
+        ep = vault.remember(NewEpisode(SCOPE, "Never book flights on Fridays", expires_in="1d"))
         now = int(datetime.now(UTC).timestamp())
         assert engine.critical(SCOPE, now) == []
         path = vault.find_episode(SCOPE, ep.id).path
@@ -217,7 +223,7 @@ def test_critical_follows_hand_edits_and_expiry(tmp_path: Path) -> None:
 def test_engine_read_only_sees_critical(tmp_path: Path) -> None:
     root = tmp_path / "memory"
     with open_world(root) as (vault, _):
-        ep = vault.remember(SCOPE, "Allergic to peanuts", priority="critical")
+        ep = vault.remember(NewEpisode(SCOPE, "Allergic to peanuts", priority="critical"))
     with Engine.open(root, writer=False) as reader:
         assert [r.doc.episode_id for r in reader.critical(SCOPE)] == [ep.id]
 

@@ -13,8 +13,10 @@ from indexer.backends.tokenize import Analysis, analyze_query
 from indexer.engine import Engine
 from indexer.retrieval import relevance as rel
 from indexer.retrieval.fusion import trust, zconf, zconf3
+from indexer.retrieval.search_query import SearchQuery
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 # -- golden -------------------------------------------------------------------------------
@@ -148,13 +150,13 @@ def engine(tmp_path_factory):
     eng = Engine.open(root)
     eng.attach(vault)
     for text in MEMORIES:
-        vault.remember(SCOPE, text)
+        vault.remember(NewEpisode(SCOPE, text))
     yield eng
     eng.close()
 
 
 def _search(engine, query, **kw):
-    return engine.search(query, SCOPE, decay=False, **kw)
+    return engine.search(SearchQuery(query, SCOPE, decay=False, **kw))
 
 
 @pytest.mark.parametrize("query", ["Tokyo flight?", "hi", "what's 17 times 23?", "thanks!"])

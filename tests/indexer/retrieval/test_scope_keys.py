@@ -20,11 +20,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indexer.engine import Engine
+from indexer.retrieval.search_query import SearchQuery
 from indexer.sync.manifest import index_dir
 from indexer.sync.manifest_schema import SCHEMA_VERSION
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId, index_key, profile_index_key, session_key, user_key
 from vault.layout.layout import NOBOT, Layout, classify
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.snapshots import read_snapshot, snapshot_path, write_snapshot
 
@@ -120,7 +122,10 @@ def world(tmp_path_factory):
     for n, pair in enumerate(PAIRS):
         for side, scope in enumerate(pair):
             word = f"zq{n}{'xy'[side]}marker"
-            written[scope] = (vault.remember(scope, f"the meeting room sign says {word}").id, word)
+            written[scope] = (
+                vault.remember(NewEpisode(scope, f"the meeting room sign says {word}")).id,
+                word,
+            )
     yield vault, engine, written
     engine.close()
 
@@ -133,7 +138,10 @@ def test_each_chat_finds_its_own_memory_and_never_the_colliding_chats(world, pai
         mine, word = written[scope]
         for other in PAIRS[pair]:
             query = written[other][1]
-            found = [r.doc.episode_id for r in engine.search(query, scope, top_k=10, mode=mode)]
+            found = [
+                r.doc.episode_id
+                for r in engine.search(SearchQuery(query, scope, top_k=10, mode=mode))
+            ]
             if other == scope or mode == "vector":  # a lone vector always ranks its own
                 assert mine in found, (scope, query, found)
             assert set(found) <= {mine}, (scope, query, found)
@@ -149,7 +157,7 @@ def test_profiles_of_colliding_sessions_stay_apart(world):
     for scope in (one, two):
         folder = vault.layout.rel(vault.layout.session_dir(scope)) + "/"
         for word in ("qqalphanote", "qqbetanote"):
-            found = engine.search(word, scope, top_k=10, include_profiles=True)
+            found = engine.search(SearchQuery(word, scope, top_k=10, include_profiles=True))
             paths = {r.doc.path for r in found if r.doc.kind in ("profile", "speaker")}
             # Both of its own profiles (session + speaker), none of the other session's.
             assert len(paths) == 2 and all(p.startswith(folder) for p in paths), paths
@@ -192,8 +200,8 @@ def test_an_index_of_the_old_schema_is_rebuilt_with_injective_keys(tmp_path):
     init_vault(root, git=False)
     vault = Vault(root, git=False)
     one, two = PAIRS[0]
-    mine = vault.remember(one, "the meeting room sign says zq0xymarker").id
-    theirs = vault.remember(two, "the meeting room sign says zq0yymarker").id
+    mine = vault.remember(NewEpisode(one, "the meeting room sign says zq0xymarker")).id
+    theirs = vault.remember(NewEpisode(two, "the meeting room sign says zq0yymarker")).id
     with Engine.open(root) as engine:
         engine.reconcile()
         held = sorted(engine.text.ids())
@@ -217,7 +225,7 @@ def test_an_index_of_the_old_schema_is_rebuilt_with_injective_keys(tmp_path):
                 found = {
                     r.doc.episode_id
                     for q in ("zq0xymarker", "zq0yymarker")
-                    for r in engine.search(q, scope, top_k=10, mode=mode)
+                    for r in engine.search(SearchQuery(q, scope, top_k=10, mode=mode))
                 }
                 assert found == {own}, (scope, mode, found)
     with sqlite3.connect(folder / "manifest.sqlite") as db:

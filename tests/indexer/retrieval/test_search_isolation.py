@@ -9,10 +9,12 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from indexer.engine import Engine
+from indexer.retrieval.search_query import SearchQuery
 from indexer.sync.manifest import index_dir
 from tests.helpers.worlds import open_world
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 WORDS = ["beijing", "coffee", "cat", "猫", "北京", "咖啡", "meeting", "会议", "trip", "旅行"]
@@ -118,7 +120,7 @@ def test_search_finds_its_scopes_memories_and_never_another_scopes(
     made = []
     for index, words in writes:
         scope = SCOPES[index]
-        ep = vault.remember(scope, " ".join(words))
+        ep = vault.remember(NewEpisode(scope, " ".join(words)))
         ledger[ep.id] = Memory(scope, set(words))
         made.append((scope, ep.id, words[0]))
     for pick, action in edits:
@@ -128,7 +130,7 @@ def test_search_finds_its_scopes_memories_and_never_another_scopes(
     # about empty results), then random scope/word pairs, also scopes holding no match.
     asked = [(scope, word) for scope, _, word in made] + [(SCOPES[i], w) for i, w in queries]
     for scope, word in asked:
-        results = engine.search(word, scope, top_k=TOP_K, mode=mode)
+        results = engine.search(SearchQuery(word, scope, top_k=TOP_K, mode=mode))
         _owner_ok(engine, scope, results)
         found = [r.doc.episode_id for r in results]
         assert len(set(found)) == len(found), found
@@ -145,15 +147,21 @@ def test_bot_isolation_sees_the_bots_episodes_and_no_other_bots(world):
     mine = ScopeId("bot-x", "group_1", "bot")
     sibling = ScopeId("bot-x", "group_2", "bot")
     other_bot = ScopeId("bot-y", "group_1", "bot")
-    ep = vault.remember(mine, "the bot-wide secret handshake 暗号")
-    vault.remember(other_bot, "the bot-wide secret handshake 暗号 of another bot")
+    ep = vault.remember(NewEpisode(mine, "the bot-wide secret handshake 暗号"))
+    vault.remember(NewEpisode(other_bot, "the bot-wide secret handshake 暗号 of another bot"))
     for scope in (mine, sibling):
-        ids = [r.doc.episode_id for r in engine.search("secret handshake 暗号", scope, top_k=10)]
+        ids = [
+            r.doc.episode_id
+            for r in engine.search(SearchQuery("secret handshake 暗号", scope, top_k=10))
+        ]
         assert ep.id in ids and len(ids) == 1
-    ids = [r.doc.episode_id for r in engine.search("secret handshake", other_bot, top_k=10)]
+    ids = [
+        r.doc.episode_id
+        for r in engine.search(SearchQuery("secret handshake", other_bot, top_k=10))
+    ]
     assert ep.id not in ids and len(ids) == 1
     session_only = ScopeId("bot-x", "group_1")
-    assert engine.search("secret handshake", session_only, top_k=10) == []
+    assert engine.search(SearchQuery("secret handshake", session_only, top_k=10)) == []
 
 
 def test_reindex_from_scratch_gives_identical_rankings(tmp_path):
@@ -164,7 +172,9 @@ def test_reindex_from_scratch_gives_identical_rankings(tmp_path):
     scopes = SCOPES[:3]
     for i in range(60):
         words = " ".join(rng.choice(WORDS) for _ in range(5))
-        vault.remember(rng.choice(scopes), f"memory {i}: {words}", importance=rng.randint(1, 5))
+        vault.remember(
+            NewEpisode(rng.choice(scopes), f"memory {i}: {words}", importance=rng.randint(1, 5))
+        )
     queries = [(s, w) for s in scopes for w in WORDS]
 
     def rankings():
@@ -173,7 +183,7 @@ def test_reindex_from_scratch_gives_identical_rankings(tmp_path):
             return [
                 [
                     (r.doc.episode_id, round(r.score, 9))
-                    for r in engine.search(w, s, top_k=10, now=1_900_000_000)
+                    for r in engine.search(SearchQuery(w, s, top_k=10, now=1_900_000_000))
                 ]
                 for s, w in queries
             ]
@@ -195,7 +205,7 @@ def test_touched_file_stays_searchable_after_restart(tmp_path):
     init_vault(root, git=False)
     vault = Vault(root, git=False)
     scope = SCOPES[0]
-    ep = vault.remember(scope, "the lighthouse keeper retires in May 灯塔")
+    ep = vault.remember(NewEpisode(scope, "the lighthouse keeper retires in May 灯塔"))
     path = vault.find_episode(scope, ep.id).path
     with Engine.open(root) as engine:
         engine.reconcile()
@@ -205,5 +215,5 @@ def test_touched_file_stays_searchable_after_restart(tmp_path):
         with Engine.open(root) as engine:
             engine.reconcile()
             for mode in ("text", "vector", "hybrid"):
-                hits = engine.search("lighthouse keeper", scope, top_k=3, mode=mode)
+                hits = engine.search(SearchQuery("lighthouse keeper", scope, top_k=3, mode=mode))
                 assert [h.doc.episode_id for h in hits][:1] == [ep.id], mode

@@ -2,9 +2,11 @@ import pytest
 
 from indexer.backends.embeddings import default_embedder
 from indexer.engine import Engine
+from indexer.retrieval.search_query import SearchQuery
 from indexer.supersede import calibrate, calibration_sentences, supersede_on_correction
 from tests.conftest import git
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 
 CORRECTIONS = [
     (
@@ -62,17 +64,19 @@ def test_correction_supersedes_only_the_near_duplicate(vault):
     scope = ScopeId("bot-1", "group_9")
     with Engine.open(vault.root) as engine:
         engine.attach(vault)
-        old = vault.remember(scope, CORRECTIONS[0][0])
-        keep = vault.remember(scope, "Alice's cat knocked over a vase.")
-        other_chat = vault.remember(ScopeId("bot-1", "group_10"), CORRECTIONS[0][0])
-        new = vault.remember(scope, CORRECTIONS[0][1], tags=["correction"])
+        old = vault.remember(NewEpisode(scope, CORRECTIONS[0][0]))
+        keep = vault.remember(NewEpisode(scope, "Alice's cat knocked over a vase."))
+        other_chat = vault.remember(NewEpisode(ScopeId("bot-1", "group_10"), CORRECTIONS[0][0]))
+        new = vault.remember(NewEpisode(scope, CORRECTIONS[0][1], tags=["correction"]))
         assert supersede_on_correction(engine, vault, scope, new) == [old.id]
         assert vault.find_episode(scope, old.id).episode.superseded_by == new.id
         assert vault.find_episode(scope, keep.id).episode.status == "active"
         other = ScopeId("bot-1", "group_10")
         assert vault.find_episode(other, other_chat.id).episode.status == "active"
         assert "supersede" in git(vault.root, "log", "-1", "--format=%s")
-        hits = [r.doc.episode_id for r in engine.search("Alice Beijing", scope, top_k=5)]
+        hits = [
+            r.doc.episode_id for r in engine.search(SearchQuery("Alice Beijing", scope, top_k=5))
+        ]
         assert old.id not in hits and new.id in hits
 
 
@@ -80,6 +84,6 @@ def test_untagged_memory_supersedes_nothing(vault):
     scope = ScopeId("bot-1", "group_9")
     with Engine.open(vault.root) as engine:
         engine.attach(vault)
-        vault.remember(scope, CORRECTIONS[1][0])
-        new = vault.remember(scope, CORRECTIONS[1][1])
+        vault.remember(NewEpisode(scope, CORRECTIONS[1][0]))
+        new = vault.remember(NewEpisode(scope, CORRECTIONS[1][1]))
         assert supersede_on_correction(engine, vault, scope, new) == []

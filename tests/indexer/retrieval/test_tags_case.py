@@ -10,11 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from indexer.retrieval.ranking import is_update
+from indexer.retrieval.search_query import SearchQuery
 from tests.helpers.worlds import open_world
 from vault.format.episodes import parse_episode
 from vault.format.tags import normalise_tags, tag_key, tag_keys
 from vault.layout.keys import ScopeId
 from vault.writes.episode_edit import edit_episode
+from vault.writes.new_episode import NewEpisode
 
 SCOPE = ScopeId("bot-1", "group_tags")
 TAG = st.text(st.sampled_from("aAbBßSsİi ＨｈΣσς中文 "), max_size=5)
@@ -55,13 +57,15 @@ def test_remember_stores_hobby_once_and_search_and_filter_find_it_by_any_case(
 ) -> None:
     with open_world(tmp_path / "memory") as (vault, engine):
         tags = ["Hobby", "hobby", "HOBBY"]
-        ep = vault.remember(SCOPE, "Alice plays chess on Sundays", tags=tags)
-        other = vault.remember(SCOPE, "Alice plays the piano on Sundays", tags=["music"])
+        ep = vault.remember(NewEpisode(SCOPE, "Alice plays chess on Sundays", tags=tags))
+        other = vault.remember(
+            NewEpisode(SCOPE, "Alice plays the piano on Sundays", tags=["music"])
+        )
         stored = vault.find_episode(SCOPE, ep.id)
         assert stored.episode.tags == ("Hobby",)
         assert "tags: [Hobby]\n" in stored.path.read_text("utf-8")
 
-        found = engine.search("HOBBY", SCOPE, top_k=5, decay=False, mode="text")
+        found = engine.search(SearchQuery("HOBBY", SCOPE, top_k=5, decay=False, mode="text"))
         assert [r.doc.episode_id for r in found] == [ep.id]  # the tag is indexed as text too
 
         # A tag filter inside the index query: the manifest's case-folded keys name the
@@ -82,7 +86,7 @@ def test_remember_stores_hobby_once_and_search_and_filter_find_it_by_any_case(
 
 def test_an_edit_normalises_tags_too(tmp_path: Path) -> None:
     with open_world(tmp_path / "memory") as (vault, _):
-        ep = vault.remember(SCOPE, "Bob collects stamps", tags=["x"])
+        ep = vault.remember(NewEpisode(SCOPE, "Bob collects stamps", tags=["x"]))
         edited = edit_episode(vault, SCOPE, ep.id, expected_hash=None, tags=["Stamps", "STAMPS"])
         assert edited.episode.tags == ("Stamps",)
 

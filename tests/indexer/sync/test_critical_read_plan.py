@@ -10,6 +10,7 @@ from pathlib import Path
 from indexer.engine import Engine
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 SCOPE = ScopeId("bot-1", "group_1")
@@ -33,8 +34,8 @@ def test_the_critical_read_uses_the_priority_index(tmp_path: Path) -> None:
     init_vault(root, git=False)
     vault = Vault(root, git=False)
     for i in range(30):
-        vault.remember(SCOPE, f"Ordinary note number {i}")
-    vault.remember(SCOPE, "Allergic to peanuts", priority="critical")
+        vault.remember(NewEpisode(SCOPE, f"Ordinary note number {i}"))
+    vault.remember(NewEpisode(SCOPE, "Allergic to peanuts", priority="critical"))
     with Engine.open(root) as engine:
         engine.attach(vault)
         engine.reconcile()
@@ -47,7 +48,7 @@ def test_a_manifest_made_before_the_index_gets_it_on_open(tmp_path: Path) -> Non
     root = tmp_path / "memory"
     init_vault(root, git=False)
     vault = Vault(root, git=False)
-    vault.remember(SCOPE, "Allergic to peanuts", priority="critical")
+    vault.remember(NewEpisode(SCOPE, "Allergic to peanuts", priority="critical"))
     with Engine.open(root) as engine:
         engine.attach(vault)
         engine.reconcile()

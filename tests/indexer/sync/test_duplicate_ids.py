@@ -20,6 +20,7 @@ from console.api import dispatch
 from console.context import ConsoleContext
 from console.errors import ApiError
 from indexer.engine import Engine
+from indexer.retrieval.search_query import SearchQuery
 from indexer.supersede import near_duplicates, supersede_on_correction
 from tests.conftest import git
 from tests.helpers.paths import MEMVAULT as MEMVAULT_BIN
@@ -28,6 +29,7 @@ from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.layout.store import AmbiguousIdError
 from vault.writes.episode_edit import edit_episode
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 MEMVAULT = MEMVAULT_BIN
@@ -48,7 +50,9 @@ def copied(tmp_path: Path) -> tuple[Vault, str, Path, Path, dict[Path, bytes]]:
     root = tmp_path / "memory"
     init_vault(root)
     vault = Vault(root)
-    ep = vault.remember(SCOPE, "the spare key is under the blue flowerpot", tags=["home"])
+    ep = vault.remember(
+        NewEpisode(SCOPE, "the spare key is under the blue flowerpot", tags=["home"])
+    )
     original = vault.find_episode(SCOPE, ep.id).path
     copy = original.with_name("my-copy.md")
     copy.write_bytes(original.read_bytes().replace(b"blue", b"red"))
@@ -115,7 +119,7 @@ def test_sync_report_and_search_keep_both_copies_stable(copied):
         copy.write_bytes(edited)
         one = engine.syncer.sync_paths([copy])
         assert sorted(p.path for p in one.duplicates) == sorted(_rels(vault, original, copy))
-        runs = [engine.search("spare key flowerpot", SCOPE, top_k=5) for _ in range(3)]
+        runs = [engine.search(SearchQuery("spare key flowerpot", SCOPE, top_k=5)) for _ in range(3)]
     found = [[(r.doc.episode_id, r.doc.path) for r in results] for results in runs]
     assert sorted(found[0]) == sorted((episode_id, rel) for rel in _rels(vault, original, copy))
     assert found[0] == found[1] == found[2]
@@ -148,7 +152,7 @@ def test_forget_keeps_a_persons_uncommitted_edit_in_git_first(tmp_path):
     root = tmp_path / "memory"
     init_vault(root)
     vault = Vault(root)
-    ep = vault.remember(SCOPE, "the meeting is on monday")
+    ep = vault.remember(NewEpisode(SCOPE, "the meeting is on monday"))
     stored = vault.find_episode(SCOPE, ep.id)
     edited = stored.path.read_bytes().replace(b"monday", b"tuesday (fixed by hand)")
     stored.path.write_bytes(edited)
@@ -178,7 +182,7 @@ def test_forget_keeps_a_hand_written_untracked_file(tmp_path):
 
 
 def test_forget_of_a_committed_file_makes_one_commit(vault, scope):
-    ep = vault.remember(scope, "nothing to keep here")
+    ep = vault.remember(NewEpisode(scope, "nothing to keep here"))
     before = int(git(vault.root, "rev-list", "--count", "HEAD"))
     assert vault.forget(scope, ep.id).kept is None
     assert int(git(vault.root, "rev-list", "--count", "HEAD")) == before + 1
@@ -200,7 +204,7 @@ def test_any_number_of_copies_anywhere_in_the_scope_is_refused(tmp_path, copies,
         return  # hypothesis replays an example: its vault is there already
     init_vault(root, git=False)
     vault = Vault(root, git=False)
-    ep = vault.remember(SCOPE, "a memory someone copies around")
+    ep = vault.remember(NewEpisode(SCOPE, "a memory someone copies around"))
     original = vault.find_episode(SCOPE, ep.id).path
     folder = vault.layout.episodes_dir(SCOPE) / subfolder
     folder.mkdir(parents=True, exist_ok=True)
@@ -223,7 +227,7 @@ def test_a_correction_does_not_supersede_a_duplicated_id(copied):
         engine.reconcile()
         engine.attach(vault)
         text = "the spare key is under the blue flowerpot, correction: the green one"
-        new = vault.remember(SCOPE, text, tags=["correction"])
+        new = vault.remember(NewEpisode(SCOPE, text, tags=["correction"]))
         # It is a near-duplicate (so it would be superseded), but its id names two files.
         assert episode_id in dict(near_duplicates(engine, SCOPE, new))
         assert supersede_on_correction(engine, vault, SCOPE, new) == []

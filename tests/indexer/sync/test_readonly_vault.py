@@ -30,11 +30,13 @@ from indexer.backends.embed_cache import CachedEmbedder
 from indexer.backends.embeddings import default_embedder
 from indexer.backends.text_index import TextIndex
 from indexer.engine import Engine
+from indexer.retrieval.search_query import SearchQuery
 from indexer.sync.locks import WriterLock
 from indexer.sync.manifest import Manifest, index_dir
 from indexer.sync.readonly import ReadOnlyIndexError, connect_read_only
 from vault.layout.keys import ScopeId
 from vault.layout.readonly import READ_ONLY_ERRNOS, ReadOnlyVaultError, explain_write_error
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 MEMVAULT = shutil.which("memvault") or str(Path(sys.executable).parent / "memvault")
@@ -419,10 +421,10 @@ def test_every_state_opener_copes_with_a_read_only_mount(ro_vault: Built) -> Non
     assert cache.embed_documents(["tea"]).shape == (1, cache.identity.dim)
     cache.close()
     with Engine.open(root, writer=False) as engine:
-        results = engine.search("green tea", ScopeId("b1", "group_1"))
+        results = engine.search(SearchQuery("green tea", ScopeId("b1", "group_1")))
         assert [r.doc.episode_id for r in results][:1] == [ro_vault.tea]
     with pytest.raises(OSError) as refused_write:
-        Vault(root).remember(ScopeId("b1", "group_1"), "never written")
+        Vault(root).remember(NewEpisode(ScopeId("b1", "group_1"), "never written"))
     assert refused_write.value.errno == errno.EROFS
 
 

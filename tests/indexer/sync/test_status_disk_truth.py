@@ -32,6 +32,7 @@ from tests.indexer.sync.test_readonly_vault import Tmpfs
 from vault.health.check import check_vault
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 MEMVAULT = shutil.which("memvault") or str(Path(sys.executable).parent / "memvault")
@@ -52,7 +53,7 @@ def make_vault(root: Path, texts: list[str]) -> list[Path]:
     init_vault(root)
     vault = Vault(root)
     for text in texts:
-        vault.remember(CHAT, text)
+        vault.remember(NewEpisode(CHAT, text))
     return sorted((root / "bots").rglob("*.md"))
 
 

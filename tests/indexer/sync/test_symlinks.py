@@ -23,12 +23,14 @@ from indexer.backends.documents import read_file
 from indexer.cli.show import status_json
 from indexer.engine import Engine
 from indexer.health import files_check
+from indexer.retrieval.search_query import SearchQuery
 from tests.helpers.paths import MEMVAULT as MEMVAULT_BIN
 from vault.health.check import check_vault
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.layout.links import VaultLinkError, read_vault_file
 from vault.layout.store import VaultReader, read_episode_file
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 MEMVAULT = MEMVAULT_BIN
@@ -116,7 +118,9 @@ def secret_reachable(engine: Engine, scopes: list[ScopeId]) -> list[str]:
     ]
     for scope in scopes:
         for mode in ("hybrid", "text"):
-            hits = engine.search(SECRET, scope, mode=mode, include_profiles=True, top_k=20)
+            hits = engine.search(
+                SearchQuery(SECRET, scope, mode=mode, include_profiles=True, top_k=20)
+            )
             found += [f"hit {h.doc.path}" for h in hits if SECRET in h.doc.text]
     return found
 
@@ -131,7 +135,9 @@ def test_a_link_out_of_the_vault_is_never_read_and_is_reported(root, tmp_path, e
         assert not any(p == case.link or p.startswith(case.link + "/") for p in indexed)
         if case.link != "bots":  # the control: the rest of the vault is still searched
             assert REAL in indexed
-            hits = engine.search("apricots balcony", ScopeId("b1", "group_1"), mode="text")
+            hits = engine.search(
+                SearchQuery("apricots balcony", ScopeId("b1", "group_1"), mode="text")
+            )
             assert [h.doc.path for h in hits] == [REAL]
     assert [p.path for p in report.errors] == [case.link]
     assert FIX in report.errors[0].message
@@ -151,7 +157,7 @@ def test_links_inside_the_vault_are_not_followed_either(root, embedder):
     with Engine.open(root, embedder=embedder) as engine:
         report = engine.reconcile()
         assert set(engine.manifest.entries()) == {REAL}
-        assert engine.search("apricots", ScopeId("b1", "group_9"), mode="text") == []
+        assert engine.search(SearchQuery("apricots", ScopeId("b1", "group_9"), mode="text")) == []
     links = ["bots/b1/sessions/group_1/episodes/copy.md", "bots/b1/sessions/group_9"]
     assert sorted(p.path for p in report.errors) == links
     assert check_vault(root).links == tuple(links)
@@ -239,7 +245,7 @@ def test_profile_reads_and_every_write_refuse_a_link(root, tmp_path):
         (root / rel).symlink_to(target, target_is_directory=True)
     for scope in (ScopeId("b7", "g"), ScopeId("b1", "group_5"), ScopeId("b1", "g", "bot")):
         with pytest.raises(VaultLinkError, match="is a symbolic link"):
-            vault.remember(scope, "must not land outside")
+            vault.remember(NewEpisode(scope, "must not land outside"))
     assert [p for p in outside.rglob("*") if p.is_file()] == [secret]
 
 
@@ -249,12 +255,12 @@ def test_a_vault_root_that_is_a_link_still_works(root, tmp_path, embedder):
     with Engine.open(alias, embedder=embedder) as engine:
         report = engine.reconcile()
         assert report.errors == []
-        hits = engine.search("apricots", ScopeId("b1", "group_1"), mode="text")
+        hits = engine.search(SearchQuery("apricots", ScopeId("b1", "group_1"), mode="text"))
         assert [h.doc.path for h in hits] == [REAL]
     assert check_vault(alias).ok
     assert status_json(alias)["problems"] == []
     vault = Vault(alias, git=False)
-    vault.remember(ScopeId("b1", "group_1"), "Alice also keeps bees")
+    vault.remember(NewEpisode(ScopeId("b1", "group_1"), "Alice also keeps bees"))
     assert len(VaultReader(alias).load_episodes(ScopeId("b1", "group_1"))[0]) == 2
 
 

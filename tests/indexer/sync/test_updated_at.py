@@ -17,6 +17,7 @@ from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.writes.consolidation import consolidate
 from vault.writes.episode_edit import edit_episode
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 SCOPE = ScopeId("bot-1", "group_upd")
@@ -59,7 +60,9 @@ def _stamp(vault: Vault, engine: Engine, episode_id: str) -> datetime:
 
 def test_updated_at_moves_on_each_change(world) -> None:
     vault, engine, clock = world
-    ep = vault.remember(SCOPE, "Dana's locker is number 12", key="locker", source="agent")
+    ep = vault.remember(
+        NewEpisode(SCOPE, "Dana's locker is number 12", key="locker", source="agent")
+    )
     created = _stamp(vault, engine, ep.id)
     assert created == ep.created_at == clock.now
     seen = [created]
@@ -81,15 +84,26 @@ def test_updated_at_moves_on_each_change(world) -> None:
     changed("archive")
     vault.restore(SCOPE, ep.id)
     changed("restore")
-    newer = vault.remember(SCOPE, "Dana's locker is number 20", key="locker")
+    newer = vault.remember(NewEpisode(SCOPE, "Dana's locker is number 20", key="locker"))
     changed("superseded by a new memory with the same key")
     assert vault.find_episode(SCOPE, ep.id).episode.superseded_by == newer.id
 
     before = _stamp(vault, engine, newer.id)
-    other = vault.remember(SCOPE, "Dana moved lockers twice this year")
+    other = vault.remember(NewEpisode(SCOPE, "Dana moved lockers twice this year"))
     stored = [vault.find_episode(SCOPE, i) for i in (newer.id, other.id)]
     summary = vault.new_episode(
-        "Dana's locker is 20 after two moves", None, (), 2, None, None, "user", None, "active"
+        NewEpisode(
+            SCOPE,
+            "Dana's locker is 20 after two moves",
+            None,
+            (),
+            2,
+            None,
+            None,
+            "user",
+            created_at=None,
+            status="active",
+        )
     )
     done = consolidate(vault, SCOPE, summary, stored)
     assert _stamp(vault, engine, newer.id) > before  # archived into the summary
@@ -98,7 +112,7 @@ def test_updated_at_moves_on_each_change(world) -> None:
 
 def test_an_edit_that_changes_nothing_keeps_updated_at(world) -> None:
     vault, engine, _ = world
-    ep = vault.remember(SCOPE, "Eve prefers window seats", tags=["travel"])
+    ep = vault.remember(NewEpisode(SCOPE, "Eve prefers window seats", tags=["travel"]))
     before = vault.find_episode(SCOPE, ep.id)
     edit_episode(vault, SCOPE, ep.id, expected_hash=None, tags=["travel"])
     after = vault.find_episode(SCOPE, ep.id)

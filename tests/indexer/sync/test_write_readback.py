@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from indexer.backends.documents import role_of, scan_tree
 from indexer.engine import Engine
+from indexer.retrieval.search_query import SearchQuery
 from tests.helpers.paths import MEMVAULT as MEMVAULT_BIN
 from vault.format.ids import EPISODE_ID_RULE
 from vault.format.model import Speaker
@@ -28,6 +29,7 @@ from vault.layout.names import MAX_ID_CHARS, decode_name, encode_name, folder_id
 from vault.layout.store import BadRequestError
 from vault.transfer.exchange import import_payload
 from vault.writes import audit
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 MEMVAULT = MEMVAULT_BIN
@@ -109,11 +111,9 @@ def test_remember_is_refused_or_found(bot, session, isolation, speaker, tags, bo
         try:
             scope = ScopeId(bot, session, isolation)
             ep = vault.remember(
-                scope,
-                body,
-                speaker=Speaker(*speaker) if speaker else None,
-                tags=tags,
-                key=key,
+                NewEpisode(
+                    scope, body, speaker=Speaker(*speaker) if speaker else None, tags=tags, key=key
+                ),
             )
         except BAD_INPUT as exc:
             event("refused")
@@ -276,11 +276,11 @@ def test_ignored_looking_ids_are_indexed_and_searchable(tmp_path, bot, session):
     init_vault(root, git=False)
     vault = Vault(root, git=False)
     scope = ScopeId(bot, session)
-    ep = vault.remember(scope, "the zebra visits on tuesdays")
+    ep = vault.remember(NewEpisode(scope, "the zebra visits on tuesdays"))
     with Engine.open(root) as engine:
         report = engine.reconcile()
         assert report.added == 1 and report.errors == []
-        found = engine.search("zebra tuesdays", scope, top_k=5)
+        found = engine.search(SearchQuery("zebra tuesdays", scope, top_k=5))
     assert [r.doc.episode_id for r in found] == [ep.id]
     _assert_found(vault, scope, ep.id)
 
@@ -358,7 +358,7 @@ def test_audit_lines_read_back_with_unicode_line_breaks_inside(tmp_path, odd):
     vault = Vault(root, git=False)
     scope = ScopeId("b", f"group{odd}1")
     vault.update_profile(scope, "notes", "set", "a note", source="user")  # target: the chat
-    vault.remember(scope, "second")
+    vault.remember(NewEpisode(scope, "second"))
     entries, problems = audit.read(vault.layout.audit_path(scope))
     assert problems == []
     assert [e.operation for e in entries] == ["update_profile", "remember"]
@@ -372,7 +372,7 @@ def test_a_bad_session_with_bot_isolation_is_refused_before_any_file(tmp_path, s
     init_vault(root, git=False)
     vault = Vault(root, git=False)
     with pytest.raises(ValueError, match="session name"):
-        vault.remember(ScopeId("b", session, "bot"), "shared by every chat of the bot")
+        vault.remember(NewEpisode(ScopeId("b", session, "bot"), "shared by every chat of the bot"))
     assert _md_files(root) == []
 
 

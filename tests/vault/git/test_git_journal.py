@@ -26,6 +26,7 @@ from vault.git import gitplan, gitstate
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.layout.layout import STATE_DIR
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 CHAT = ScopeId("b1", "group_1")
@@ -56,7 +57,7 @@ def sha(data: bytes) -> str:
 def root(tmp_path: Path) -> Path:
     vault = tmp_path / "memory"
     init_vault(vault)
-    Vault(vault).remember(CHAT, "the first memory")
+    Vault(vault).remember(NewEpisode(CHAT, "the first memory"))
     return vault
 
 
@@ -111,7 +112,7 @@ def test_a_journal_line_never_commits_a_persons_uncommitted_files(root: Path, sh
         files = {p: digest(p) for p in names}
         journal(root, {"op": "x", "message": "remember", "files": files, "owner": None})
 
-    episode = Vault(root).remember(CHAT, "the next memory")
+    episode = Vault(root).remember(NewEpisode(CHAT, "the next memory"))
 
     for rel in names:
         assert head_file(root, rel) == head_before[rel], rel  # HEAD has none of the edits
@@ -143,7 +144,7 @@ def test_a_killed_writers_intent_for_a_file_a_person_wrote_later_is_not_committe
     (root / intent).parent.mkdir(parents=True, exist_ok=True)
     (root / intent).write_text("a person's own file under the name MemVault meant\n")
 
-    Vault(root).remember(CHAT, "the next memory")
+    Vault(root).remember(NewEpisode(CHAT, "the next memory"))
 
     assert head_file(root, intent) is None
     assert (root / intent).read_text() == "a person's own file under the name MemVault meant\n"
@@ -155,7 +156,7 @@ def test_a_memory_a_person_edits_after_a_failed_commit_is_left_with_their_edit(r
     branch is back, the next operation commits the rest of the failed one's files, not it."""
     vault = Vault(root)
     git(root, "checkout", "-q", "--detach")
-    stuck = vault.remember(CHAT, "saved while the commit failed")
+    stuck = vault.remember(NewEpisode(CHAT, "saved while the commit failed"))
     assert vault.commit_failure is not None
     path = next((root / "bots").rglob(f"{stuck.id}.md"))
     rel = path.relative_to(root).as_posix()
@@ -163,7 +164,7 @@ def test_a_memory_a_person_edits_after_a_failed_commit_is_left_with_their_edit(r
     edited = path.read_text()
     git(root, "checkout", "-q", "main")
 
-    vault.remember(CHAT, "the next memory")
+    vault.remember(NewEpisode(CHAT, "the next memory"))
 
     assert vault.commit_failure is None
     assert head_file(root, rel) is None and path.read_text() == edited
@@ -184,7 +185,7 @@ def test_what_a_killed_writer_did_write_is_still_made_up(root: Path):
     files = {written.relative_to(root).as_posix(): sha(written.read_bytes()), gone_rel: None}
     journal(root, {"op": "k", "message": "remember b1/group_1 (interrupted)", "files": files})
 
-    Vault(root).remember(CHAT, "the next memory")
+    Vault(root).remember(NewEpisode(CHAT, "the next memory"))
 
     assert head_file(root, written.relative_to(root).as_posix()) == written.read_text()
     assert head_file(root, gone_rel) is None
@@ -197,7 +198,9 @@ def test_a_long_journal_left_by_failing_commits_is_compacted(root: Path, monkeyp
     monkeypatch.setattr(gitplan, "COMPACT_LINES", 10)
     vault = Vault(root)
     git(root, "checkout", "-q", "--detach")
-    stuck = [vault.remember(CHAT, f"memory {i} while the commit fails").id for i in range(6)]
+    stuck = [
+        vault.remember(NewEpisode(CHAT, f"memory {i} while the commit fails")).id for i in range(6)
+    ]
     state = root / STATE_DIR
     lines = (state / gitstate.PENDING_NAME).read_text().splitlines()
     # Without compaction: 3 lines per operation (18); with it, never past the threshold
@@ -209,7 +212,7 @@ def test_a_long_journal_left_by_failing_commits_is_compacted(root: Path, monkeyp
     }
     git(root, "checkout", "-q", "main")
 
-    vault.remember(CHAT, "the next memory")
+    vault.remember(NewEpisode(CHAT, "the next memory"))
 
     assert vault.commit_failure is None
     committed = git(root, "ls-tree", "-r", "--name-only", "HEAD")
@@ -238,7 +241,7 @@ def test_a_long_journal_makes_up_one_readable_commit(root: Path):
         lines.append({"op": f"op{n}", "message": f"remember op{n}", "files": {rel: sha(data)}})
     journal(root, *lines)
 
-    Vault(root).remember(CHAT, "the next memory")
+    Vault(root).remember(NewEpisode(CHAT, "the next memory"))
 
     body = git(root, "log", "-1", "--format=%B").splitlines()
     listed = [line for line in body if line.startswith("- remember op")]
@@ -255,7 +258,7 @@ def test_a_journal_line_nested_thousands_deep_is_a_damaged_line_not_a_crash(root
         out.write("[" * 5000 + "]" * 5000 + "\n")
     (state / gitstate.FAILURE_NAME).write_text("{" * 3000 + "\n", encoding="utf-8")
 
-    Vault(root).remember(CHAT, "the next memory")
+    Vault(root).remember(NewEpisode(CHAT, "the next memory"))
 
     assert "remember" in git(root, "log", "-1", "--format=%B")
     assert "the next memory" in git(root, "show", "HEAD", "--format=")

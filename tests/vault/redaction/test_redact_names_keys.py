@@ -22,6 +22,7 @@ from vault.format.model import Speaker
 from vault.layout.keys import ScopeId
 from vault.layout.store import BadRequestError
 from vault.transfer.exchange import import_payload
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 AWS = "AKIAIOSFODNN7EXAMPLE"  # lower-cased, no case-sensitive rule knows it any more
@@ -33,7 +34,7 @@ BODY = {"bot": "bot-1", "session": "group_123", "isolation": "session"}
 
 
 def remember_vault(vault: Vault, scope: ScopeId) -> None:
-    vault.remember(scope, "Bob likes green tea", speaker=Speaker("u1", NAME))
+    vault.remember(NewEpisode(scope, "Bob likes green tea", speaker=Speaker("u1", NAME)))
 
 
 def remember_console(vault: Vault, scope: ScopeId) -> None:
@@ -161,7 +162,9 @@ def test_a_refused_slot_key_is_not_echoed_in_the_error(vault, scope):
 
 
 def test_tags_and_keys_are_redacted_in_any_letter_case(vault, scope):
-    episode = vault.remember(scope, "Dana set up the router", tags=["net", CAP_KEY], key=CAP_KEY)
+    episode = vault.remember(
+        NewEpisode(scope, "Dana set up the router", tags=["net", CAP_KEY], key=CAP_KEY)
+    )
     assert episode.tags == ("net", "[redacted:api_key]") and episode.key == "[redacted:api_key]"
     assert everywhere(SECRETS, vault.root) == {}
 
@@ -170,7 +173,7 @@ def test_tags_and_keys_are_redacted_in_any_letter_case(vault, scope):
     "text", [f"Wang's ID card number is {NATIONAL_ID}", f"王芳的身份证号是{NATIONAL_ID.lower()}。"]
 )
 def test_a_resident_id_number_is_stored_nowhere(vault, scope, text):
-    episode = vault.remember(scope, text)
+    episode = vault.remember(NewEpisode(scope, text))
     assert "[redacted:national_id]" in episode.body
     assert everywhere(SECRETS, vault.root) == {}
 
@@ -178,7 +181,7 @@ def test_a_resident_id_number_is_stored_nowhere(vault, scope, text):
 def test_an_edited_key_is_redacted_in_any_letter_case(vault, scope):
     from vault.writes.episode_edit import edit_episode
 
-    episode = vault.remember(scope, "Dana set up the router")
+    episode = vault.remember(NewEpisode(scope, "Dana set up the router"))
     edited = edit_episode(vault, scope, episode.id, expected_hash=None, fields={"key": CAP_KEY})
     assert edited.episode.key == "[redacted:api_key]"
     assert everywhere(SECRETS, vault.root) == {}

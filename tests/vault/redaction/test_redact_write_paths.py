@@ -25,6 +25,7 @@ from vault.redaction.secret_guard import SecretInFileError
 from vault.transfer.exchange import import_payload
 from vault.writes import audit
 from vault.writes.episode_edit import edit_episode
+from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
 PASSWORD = "Hunter2-Zq81x"
@@ -57,7 +58,7 @@ def test_remember_writes_the_placeholder_and_keeps_no_secret_anywhere(
     vault, scope, caplog, text, secret, kind
 ):
     caplog.set_level(logging.DEBUG)
-    episode = vault.remember(scope, text, tags=["chat"], key="note")
+    episode = vault.remember(NewEpisode(scope, text, tags=["chat"], key="note"))
     assert f"[redacted:{kind}]" in episode.body and secret not in episode.body
     (stored,) = vault.list_episodes(scope).items
     assert stored.episode.body == episode.body  # the file says it, as read back
@@ -68,14 +69,14 @@ def test_remember_writes_the_placeholder_and_keeps_no_secret_anywhere(
 
 
 def test_the_words_around_a_secret_are_kept(vault, scope):
-    episode = vault.remember(scope, f"my password is {PASSWORD}")
+    episode = vault.remember(NewEpisode(scope, f"my password is {PASSWORD}"))
     assert episode.body == "my password is [redacted:password]"
 
 
 def test_a_memory_that_is_only_a_secret_is_refused_and_nothing_is_written(vault, scope):
     before = head(vault.root)
     with pytest.raises(BadRequestError) as err:
-        vault.remember(scope, f"  {API_KEY}  ")
+        vault.remember(NewEpisode(scope, f"  {API_KEY}  "))
     assert "only a secret (api_key)" in str(err.value) and API_KEY not in str(err.value)
     assert head(vault.root) == before
     assert vault.list_episodes(scope).items == ()
@@ -83,7 +84,9 @@ def test_a_memory_that_is_only_a_secret_is_refused_and_nothing_is_written(vault,
 
 
 def test_secrets_in_tags_and_key_are_redacted_too(vault, scope):
-    episode = vault.remember(scope, "Dana set up the router", tags=[API_KEY], key=f"pwd={PASSWORD}")
+    episode = vault.remember(
+        NewEpisode(scope, "Dana set up the router", tags=[API_KEY], key=f"pwd={PASSWORD}")
+    )
     assert episode.tags == ("[redacted:api_key]",) and episode.key == "pwd=[redacted:password]"
     read_back = vault.find_episode(scope, episode.id).episode  # the file, as kept
     assert read_back.tags == episode.tags and read_back.key == episode.key
@@ -91,7 +94,7 @@ def test_secrets_in_tags_and_key_are_redacted_too(vault, scope):
 
 
 def test_edit_redacts_a_secret_typed_into_the_body(vault, scope):
-    episode = vault.remember(scope, "Eve's wifi is in the hall")
+    episode = vault.remember(NewEpisode(scope, "Eve's wifi is in the hall"))
     stored = vault.find_episode(scope, episode.id)
     edited = edit_episode(
         vault,
@@ -190,7 +193,7 @@ def test_an_import_with_a_bare_secret_writes_nothing(vault, scope):
 def test_console_api_writes_keep_no_secret(vault, scope):
     ctx = ConsoleContext(vault=vault, engine=None)
     body = {"bot": scope.bot, "session": scope.session, "isolation": scope.isolation}
-    episode = vault.remember(scope, "Ivy's locker is number 12")
+    episode = vault.remember(NewEpisode(scope, "Ivy's locker is number 12"))
     stored = vault.find_episode(scope, episode.id)
     out = dispatch(
         ctx,
