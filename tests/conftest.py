@@ -68,3 +68,16 @@ def tiny_embedder() -> TinyEmbedder:
     """The deterministic TEST FAKE embedder (tests/helpers/embedder.py): for tests whose
     subject is not the model."""
     return TinyEmbedder()
+
+
+@pytest.fixture
+def cli_tiny_embedder(monkeypatch: pytest.MonkeyPatch, tiny_embedder: TinyEmbedder) -> TinyEmbedder:
+    """In-process `memvault` runs (tests/helpers/cli_run.memvault) embed with the TEST FAKE
+    instead of the embedded model: for CLI tests whose subject is not the model. Patched
+    where the default is looked up, so MEMVAULT_EMBEDDING=openai still takes its own path."""
+    import indexer.backends.providers as providers
+    import indexer.engine as engine
+
+    monkeypatch.setattr(providers, "default_embedder", lambda: tiny_embedder)
+    monkeypatch.setattr(engine, "default_embedder", lambda: tiny_embedder)
+    return tiny_embedder
