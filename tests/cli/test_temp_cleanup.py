@@ -32,7 +32,7 @@ FIXTURES = HealthCheck.function_scoped_fixture  # state between examples is rese
 # temp file (or the moved-aside original) on disk, so the SIGKILL lands there.
 STALLED_WRITE = r"""
 import os, sys, time
-from vault import safewrite
+from vault.writes import safewrite
 point = sys.argv[1]
 def stall():
     print("stalled", flush=True)

@@ -35,7 +35,7 @@ HAND = "---\nid: ep_20261101_hand01\n---\nwritten by hand in another chat\n"
 # after journaling it, so the SIGKILL lands between the intent and the write.
 STALLED_WRITE = r"""
 import sys, time
-from vault import safewrite
+from vault.writes import safewrite
 real = safewrite._write_temp
 def stall(target, data):
     if target.name.startswith("ep_"):
