@@ -124,6 +124,7 @@ def kill(proc: subprocess.Popen[str]) -> None:
     proc.wait(timeout=30)
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     "step",
     [
@@ -174,6 +175,7 @@ def test_remember_killed_holding_index_lock_is_made_up_by_the_next(root: Path, s
     assert run_main("check", "--vault", root).returncode == 0
 
 
+@pytest.mark.subprocess
 def test_random_sigkills_of_remember_never_stop_versioning(root: Path):
     """Kill `memvault remember` at random moments (before, in, after the write and the
     commit): the next remember commits everything those left, and nothing is left over."""
@@ -199,6 +201,7 @@ def test_random_sigkills_of_remember_never_stop_versioning(root: Path):
     assert gitstate.problem(root / STATE_DIR) is None
 
 
+@pytest.mark.subprocess
 def test_a_live_foreign_lock_is_never_removed_and_the_failure_is_red(root: Path):
     lock = root / ".git" / "index.lock"
     holder = subprocess.Popen(
@@ -263,6 +266,7 @@ def test_a_live_foreign_lock_is_never_removed_and_the_failure_is_red(root: Path)
     assert cards["git"]["level"] == "green"
 
 
+@pytest.mark.subprocess
 def test_a_live_memvault_lock_is_waited_for_then_recovered_once_its_owner_is_killed(
     root: Path, monkeypatch
 ):
