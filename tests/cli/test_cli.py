@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import git
-from tests.helpers.cli_run import SCOPE, memvault
+from tests.helpers.cli_run import SCOPE, Ran, memvault
 from tests.helpers.paths import REPO
 
 # DESIGN.md 7: the item shape of `search --json` and `list --json`.
@@ -22,6 +22,12 @@ ITEM_KEYS = {
     "status",
     "path",
 }
+
+
+def run(*args: str, vault: Path | None = None, code: int = 0, stdin: str | None = None) -> Ran:
+    """Kept for the tests of other directories that import it (console, indexer): the shared
+    in-process runner under its old name; new tests call tests.helpers.cli_run.memvault."""
+    return memvault(*args, env_vault=vault, code=code, input=stdin)
 
 
 def run_json(*args: str, vault: Path):

@@ -102,6 +102,7 @@ def next_batch(watch: Watch, seen: int, what: str) -> tuple[str, list[str]]:
     return lines[at], lines[at + 1 :]
 
 
+@pytest.mark.subprocess
 def test_each_hand_edit_new_file_and_git_revert_prints_one_line(root, watch):
     files = sorted((root / "bots").rglob("*.md"))
     first = files[0]
@@ -135,6 +136,7 @@ def test_each_hand_edit_new_file_and_git_revert_prints_one_line(root, watch):
     assert len(watch.batches()) == 4, watch.stderr()  # none for the commit or the rewrite
 
 
+@pytest.mark.subprocess
 def test_watch_json_prints_each_batch_as_a_json_line_on_stdout(root, tmp_path):
     watch = Watch(root, tmp_path, "--json")
     try:
@@ -153,6 +155,7 @@ def test_watch_json_prints_each_batch_as_a_json_line_on_stdout(root, tmp_path):
     assert all(json.loads(line) for line in watch.stdout().splitlines())
 
 
+@pytest.mark.subprocess
 def test_watch_help_says_what_it_prints():
     proc = subprocess.run([MEMVAULT, "watch", "--help"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
