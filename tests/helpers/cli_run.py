@@ -23,6 +23,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -99,17 +100,51 @@ def _isolated(cwd: Path | None, environ: dict[str, str], stdin: bytes) -> Iterat
             signal.signal(sig, handler)
 
 
+class Hung(BaseException):
+    """The command did not return within the `within` seconds a test gave it. A
+    BaseException, like KeyboardInterrupt: main()'s `except Exception` must not turn it
+    into exit 5."""
+
+
+@contextmanager
+def _deadline(seconds: float | None, argv: list[str]) -> Iterator[None]:
+    """SIGALRM after `seconds`: a blocking call (a FIFO opened for reading) is interrupted
+    and the test fails naming the command, as subprocess.run's timeout did."""
+    if seconds is None:
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise Hung(f"`memvault {' '.join(argv)}` did not return within {seconds} s (a hang)")
+
+    # pytest-timeout's own timer runs on SIGALRM too: put it back with the time it has left.
+    previous = signal.signal(signal.SIGALRM, expire)
+    left, interval = signal.getitimer(signal.ITIMER_REAL)
+    started = time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if left:
+            remaining = max(left - (time.monotonic() - started), 0.001)
+            signal.setitimer(signal.ITIMER_REAL, remaining, interval)
+
+
 def run_main(
     *args: str | os.PathLike[str],
     cwd: Path | None = None,
     env_vault: str | os.PathLike[str] | None = None,
     input: str | bytes | None = None,  # noqa: A002 - the name subprocess.run uses
     env: Mapping[str, str | None] | None = None,
+    within: float | None = None,
 ) -> Ran:
-    """`memvault ARGS` in this process, without checking the outcome (see `memvault`)."""
+    """`memvault ARGS` in this process, without checking the outcome (see `memvault`).
+    `within`: seconds after which a call that has not returned fails the test as Hung."""
     argv = [str(a) for a in args]
     data = input.encode("utf-8") if isinstance(input, str) else (input or b"")
-    with _isolated(cwd, _environment(env_vault, env), data) as (out, err):
+    with _isolated(cwd, _environment(env_vault, env), data) as (out, err), _deadline(within, argv):
         try:
             code = main(argv)
         except SystemExit as stop:  # argparse: --help, --version, a usage error
@@ -138,10 +173,11 @@ def memvault(
     env_vault: str | os.PathLike[str] | None = None,
     input: str | bytes | None = None,  # noqa: A002 - the name subprocess.run uses
     env: Mapping[str, str | None] | None = None,
+    within: float | None = None,
 ) -> Ran:
     """Run `memvault ARGS` in-process and assert its exit code (None: any) and that no
     traceback reached stderr. `env`: variables to set for the call (None removes one)."""
-    ran = run_main(*args, cwd=cwd, env_vault=env_vault, input=input, env=env)
+    ran = run_main(*args, cwd=cwd, env_vault=env_vault, input=input, env=env, within=within)
     _check(ran, args, code)
     return ran
 
