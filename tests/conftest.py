@@ -81,3 +81,19 @@ def cli_tiny_embedder(monkeypatch: pytest.MonkeyPatch, tiny_embedder: TinyEmbedd
     monkeypatch.setattr(providers, "default_embedder", lambda: tiny_embedder)
     monkeypatch.setattr(engine, "default_embedder", lambda: tiny_embedder)
     return tiny_embedder
+
+
+BROWSER_FIXTURES = frozenset(("browser", "chromium"))  # tests/console/browser_pages.py, ...
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Markers a test earns by what it uses, so none is forgotten by hand: `subprocess` for
+    every test in tests/integration (real processes are their subject), `browser` for a test
+    that drives chromium (a `*browser*` module or a browser fixture). `-m "not browser"`
+    etc. then pick a quick subset; the default run still runs everything."""
+    for item in items:
+        path = Path(str(item.path))
+        if "integration" in path.parts:
+            item.add_marker(pytest.mark.subprocess)
+        if "browser" in path.name or BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.browser)
