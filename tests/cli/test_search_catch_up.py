@@ -22,7 +22,7 @@ import pytest
 from indexer import engine
 from indexer.backends.embeddings import EmbedderIdentity
 from indexer.sync import catch_up
-from memvault_cli.main import main
+from tests.helpers.cli_run import run_main
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.writes.operations import Vault
@@ -68,15 +68,14 @@ def root(tmp_path: Path, capsys: pytest.CaptureFixture[str], embedded: list[str]
     """A vault whose chat holds one memory, indexed by a first search."""
     root = tmp_path / "memory"
     init_vault(root, git=False)
-    assert cli(capsys, root, "remember", "Alice is going to Beijing next week", *SCOPE)[0] == 0
-    assert cli(capsys, root, "search", "Beijing", *SCOPE)[0] == 0
+    assert cli(root, "remember", "Alice is going to Beijing next week", *SCOPE)[0] == 0
+    assert cli(root, "search", "Beijing", *SCOPE)[0] == 0
     return root
 
 
-def cli(capsys: pytest.CaptureFixture[str], root: Path, *argv: str) -> tuple[int, str, str]:
-    code = main([*argv, "--vault", str(root)])
-    out = capsys.readouterr()
-    return code, out.out, out.err
+def cli(root: Path, *argv: str) -> tuple[int, str, str]:
+    ran = run_main(*argv, "--vault", root)
+    return ran.returncode, ran.stdout, ran.stderr
 
 
 def hand_written(root: Path, count: int, word: str = "heron") -> list[str]:
@@ -93,7 +92,7 @@ def contents(out: str) -> list[str]:
 def test_many_pending_changes_are_left_to_a_writer_and_said(root, capsys, embedded):
     texts = hand_written(root, catch_up.CATCH_UP_FILES + 36)
     before = len(embedded)
-    code, out, err = cli(capsys, root, "search", "Beijing", *SCOPE, "--json")
+    code, out, err = cli(root, "search", "Beijing", *SCOPE, "--json")
     assert code == 0
     assert contents(out)[0] == "Alice is going to Beijing next week"  # from the index as built
     assert not set(texts) & set(embedded[before:])  # nothing of the 100 files was embedded
@@ -102,17 +101,17 @@ def test_many_pending_changes_are_left_to_a_writer_and_said(root, capsys, embedd
     assert f"{len(texts)} changed memory file(s)" in lines[0]
     assert "`memvault reindex --keep`" in lines[0] and "`memvault watch`" in lines[0]
     # They are still pending (status says so), and `reindex --keep` indexes them.
-    status = json.loads(cli(capsys, root, "status", "--json")[1])
+    status = json.loads(cli(root, "status", "--json")[1])
     assert status["pending"]["added"] == len(texts)
-    assert cli(capsys, root, "reindex", "--keep", "--json")[0] == 0
-    code, out, err = cli(capsys, root, "search", "heron number 7 pond 7", *SCOPE, "--json")
+    assert cli(root, "reindex", "--keep", "--json")[0] == 0
+    code, out, err = cli(root, "search", "heron number 7 pond 7", *SCOPE, "--json")
     assert "the heron number 7 was seen at pond 7" in contents(out)
     assert "not indexed yet" not in err
 
 
 def test_a_few_changes_are_indexed_first_as_before(root, capsys, embedded):
     texts = hand_written(root, 3, word="kingfisher")
-    code, out, err = cli(capsys, root, "search", "kingfisher number 1 pond 1", *SCOPE, "--json")
+    code, out, err = cli(root, "search", "kingfisher number 1 pond 1", *SCOPE, "--json")
     assert code == 0 and "the kingfisher number 1 was seen at pond 1" in contents(out)
     assert set(texts) <= set(embedded) and "not indexed yet" not in err
 
@@ -120,11 +119,11 @@ def test_a_few_changes_are_indexed_first_as_before(root, capsys, embedded):
 def test_a_deleted_file_stops_answering_even_when_much_waits(root, capsys):
     (root / EPISODES).joinpath("gone.md").write_text("the spare key is under the mat\n")
     assert "the spare key is under the mat" in contents(
-        cli(capsys, root, "search", "spare key mat", *SCOPE, "--json")[1]
+        cli(root, "search", "spare key mat", *SCOPE, "--json")[1]
     )
     (root / EPISODES / "gone.md").unlink()
     hand_written(root, catch_up.CATCH_UP_FILES + 1)
-    code, out, err = cli(capsys, root, "search", "spare key mat", *SCOPE, "--json")
+    code, out, err = cli(root, "search", "spare key mat", *SCOPE, "--json")
     assert code == 0 and "not indexed yet" in err
     assert "the spare key is under the mat" not in contents(out)
 
@@ -137,7 +136,7 @@ def test_with_no_index_it_indexes_first_with_progress_lines(tmp_path, capsys, mo
     init_vault(root, git=False)
     (root / EPISODES).mkdir(parents=True)
     hand_written(root, 80)
-    code, out, err = cli(capsys, root, "search", "heron number 3 pond 3", *SCOPE, "--json")
+    code, out, err = cli(root, "search", "heron number 3 pond 3", *SCOPE, "--json")
     assert code == 0 and "the heron number 3 was seen at pond 3" in contents(out)
     lines = err.splitlines()
     assert "no index yet: indexing 80 memory file(s)" in lines[0] and "Ctrl-C" in lines[0]
@@ -158,9 +157,9 @@ def test_ctrl_c_while_indexing_keeps_what_was_indexed(tmp_path, capsys, monkeypa
     init_vault(root, git=False)
     (root / EPISODES).mkdir(parents=True)
     hand_written(root, 150)
-    assert cli(capsys, root, "search", "heron", *SCOPE)[0] == 130
+    assert cli(root, "search", "heron", *SCOPE)[0] == 130
     tiny.interrupt_after = None
-    code, out, err = cli(capsys, root, "search", "heron number 5 pond 5", *SCOPE, "--json")
+    code, out, err = cli(root, "search", "heron number 5 pond 5", *SCOPE, "--json")
     # The first batch (32 files) was kept: this search answers from it and says the rest.
     assert code == 0 and "the heron number 5 was seen at pond 5" in contents(out)
     assert "not indexed yet: 118 changed memory file(s)" in err
@@ -172,7 +171,7 @@ def test_a_search_never_waits_for_a_vector_rebuild(root, capsys, monkeypatch):
     new: list[str] = []
     monkeypatch.setattr(engine, "default_embedder", lambda: Tiny("tiny", []))  # the old one
     monkeypatch.setattr(engine, "embedder_from_settings", lambda: Tiny("other", new))
-    code, out, err = cli(capsys, root, "search", "Beijing", *SCOPE, "--json")
+    code, out, err = cli(root, "search", "Beijing", *SCOPE, "--json")
     assert code == 0 and contents(out)[0] == "Alice is going to Beijing next week"
     assert new == [] and "the vectors of other@1/16 are not built yet" in err
     assert "`memvault reindex --keep`" in err

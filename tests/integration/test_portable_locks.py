@@ -74,8 +74,10 @@ def _modules(tree: Path) -> tuple[list[str], list[str]]:
     """(vault, indexer and console modules; plugin modules by the names LangBot uses)."""
     core = []
     for package in ("vault", "indexer", "console"):
-        for path in sorted((tree / package).glob("*.py")):
-            core.append(package if path.stem == "__init__" else f"{package}.{path.stem}")
+        # rglob: the role sub-packages (vault/writes/, indexer/sync/, ...) are imported too.
+        for path in sorted((tree / package).rglob("*.py")):
+            parts = list(path.relative_to(tree).with_suffix("").parts)
+            core.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
     plugin = []
     for path in sorted((tree / "plugin").rglob("*.py")):
         parts = list(path.relative_to(tree / "plugin").with_suffix("").parts)
