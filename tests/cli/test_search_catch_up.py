@@ -179,7 +179,7 @@ def test_a_search_never_waits_for_a_vector_rebuild(root, capsys, monkeypatch):
 
 def test_a_write_never_waits_for_a_watchers_long_sync(tmp_path, monkeypatch):
     """The plugin and the console index their own writes at once; while the watcher runs a
-    long sync (a start-up catch-up: here the syncer held for 6 s), a `remember` returns
+    long sync (a start-up catch-up: here the syncer held until it returns), a `remember` returns
     after WRITE_WAIT_S, and the watcher indexes it once that sync is done."""
     monkeypatch.setattr(engine, "WRITE_WAIT_S", 0.3)
     root = tmp_path / "memory"
@@ -189,18 +189,20 @@ def test_a_write_never_waits_for_a_watchers_long_sync(tmp_path, monkeypatch):
         eng.attach(vault)
         assert eng.watch().ready.wait(30)
         assert eng.syncer is not None
-        held = threading.Event()
+        held, done = threading.Event(), threading.Event()
 
-        def long_sync() -> None:
+        def long_sync() -> None:  # held until the write has returned (was a fixed 6 s)
             with eng.syncer.mutex:
                 held.set()
-                time.sleep(6)
+                done.wait(30)
 
         threading.Thread(target=long_sync, daemon=True).start()
         assert held.wait(10)
         started = time.monotonic()
         vault.remember(CHAT, "the otter family moved to the north bank")
         assert time.monotonic() - started < 3
+        assert held.is_set() and not done.is_set()  # it returned while the sync still ran
+        done.set()
         deadline = time.monotonic() + 30
         found: list[str] = []
         while time.monotonic() < deadline and not found:
