@@ -1,6 +1,7 @@
 """The `memvault` command as a person uses it (issue 15, "The CLI as people use it"): the
 command in-process (tests/helpers/cli_run.py), a real `memvault watch` process beside it, real
-files and indexes; a closed pipe and a lock held by another pid need real processes."""
+files and indexes; a lock held by another pid needs a real process (the closed pipe:
+tests/integration/test_entry_point.py)."""
 
 from __future__ import annotations
 
