@@ -24,6 +24,8 @@ from tests.indexer.sync.test_sync import EPISODES, episode, write
 from tests.indexer.sync.test_watcher import vault_sha, wait_for
 from vault.layout.keys import ScopeId
 
+pytestmark = pytest.mark.slow  # real watchers killed mid-batch and restarted
+
 _SCRIPT = Path(sys.executable).parent / "memvault"
 MEMVAULT = (
     [str(_SCRIPT)]
