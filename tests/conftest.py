@@ -68,3 +68,32 @@ def tiny_embedder() -> TinyEmbedder:
     """The deterministic TEST FAKE embedder (tests/helpers/embedder.py): for tests whose
     subject is not the model."""
     return TinyEmbedder()
+
+
+@pytest.fixture
+def cli_tiny_embedder(monkeypatch: pytest.MonkeyPatch, tiny_embedder: TinyEmbedder) -> TinyEmbedder:
+    """In-process `memvault` runs (tests/helpers/cli_run.memvault) embed with the TEST FAKE
+    instead of the embedded model: for CLI tests whose subject is not the model. Patched
+    where the default is looked up, so MEMVAULT_EMBEDDING=openai still takes its own path."""
+    import indexer.backends.providers as providers
+    import indexer.engine as engine
+
+    monkeypatch.setattr(providers, "default_embedder", lambda: tiny_embedder)
+    monkeypatch.setattr(engine, "default_embedder", lambda: tiny_embedder)
+    return tiny_embedder
+
+
+BROWSER_FIXTURES = frozenset(("browser", "chromium"))  # tests/console/browser_pages.py, ...
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Markers a test earns by what it uses, so none is forgotten by hand: `subprocess` for
+    every test in tests/integration (real processes are their subject), `browser` for a test
+    that drives chromium (a `*browser*` module or a browser fixture). `-m "not browser"`
+    etc. then pick a quick subset; the default run still runs everything."""
+    for item in items:
+        path = Path(str(item.path))
+        if "integration" in path.parts:
+            item.add_marker(pytest.mark.subprocess)
+        if "browser" in path.name or BROWSER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.browser)

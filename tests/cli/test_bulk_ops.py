@@ -13,8 +13,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from memvault_cli.main import main
 from tests.conftest import git
+from tests.helpers.cli_run import run_main
 from tests.helpers.tree_hash import tree_hash
 from vault.format.model import STATUSES, Speaker
 from vault.format.tags import tag_key
@@ -31,10 +31,9 @@ SCOPE = ["--bot", "b1", "--session", "group_1"]
 DAY = datetime(2026, 3, 1, tzinfo=UTC)
 
 
-def cli(capsys, vault: Vault, *argv: str) -> tuple[int, str, str]:
-    code = main([*argv, "--vault", str(vault.root)])
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+def cli(vault: Vault, *argv: str) -> tuple[int, str, str]:
+    ran = run_main(*argv, "--vault", vault.root)
+    return ran.returncode, ran.stdout, ran.stderr
 
 
 def commits(vault: Vault) -> int:
@@ -97,18 +96,18 @@ def seeded(vault: Vault) -> dict[str, str]:
 
 def test_delete_preview_changes_nothing_then_yes_deletes_in_one_commit(vault, seeded, capsys):
     before, count = tree_hash(vault.root), commits(vault)
-    code, text, _ = cli(capsys, vault, "delete", *SCOPE, "--speaker", "u1", "--tag", "HOBBY")
+    code, text, _ = cli(vault, "delete", *SCOPE, "--speaker", "u1", "--tag", "HOBBY")
     assert code == 0
     assert tree_hash(vault.root) == before  # no file, lock, audit line or commit
     lines = text.splitlines()
     assert lines[0] == "2 memories match (speaker u1, tag HOBBY); nothing was changed:"
     assert {line.split()[0] for line in lines[1:3]} == {seeded["tea"], seeded["chess"]}
     assert lines[-1] == "run the same command with --yes to delete them"
-    preview = json.loads(cli(capsys, vault, "delete", *SCOPE, "--tag", "hobby", "--json")[1])
+    preview = json.loads(cli(vault, "delete", *SCOPE, "--tag", "hobby", "--json")[1])
     assert (preview["applied"], preview["count"]) == (False, 3)
     assert tree_hash(vault.root) == before
 
-    code, text, _ = cli(capsys, vault, "delete", *SCOPE, "--speaker", "u1", "--tag", "HOBBY",
+    code, text, _ = cli(vault, "delete", *SCOPE, "--speaker", "u1", "--tag", "HOBBY",
                         "--yes")  # fmt: skip
     assert code == 0 and text.startswith("deleted 2 memories (speaker u1, tag HOBBY)")
     assert commits(vault) == count + 1
@@ -125,8 +124,8 @@ def test_archive_by_date_and_status_in_one_commit(vault, seeded, capsys):
     count = commits(vault)
     argv = ["archive", *SCOPE, "--before", "2026-03-02T12:00:00Z", "--status", "active"]
     before = tree_hash(vault.root)
-    assert cli(capsys, vault, *argv)[0] == 0 and tree_hash(vault.root) == before
-    data = json.loads(cli(capsys, vault, *argv, "--yes", "--json")[1])
+    assert cli(vault, *argv)[0] == 0 and tree_hash(vault.root) == before
+    data = json.loads(cli(vault, *argv, "--yes", "--json")[1])
     assert data["applied"] is True and data["count"] == 3
     statuses = {s.episode.id: s.episode.status for s in vault.load_episodes(CHAT)[0]}
     assert {i for i, s in statuses.items() if s == "archived"} == {
@@ -137,27 +136,25 @@ def test_archive_by_date_and_status_in_one_commit(vault, seeded, capsys):
     assert commits(vault) == count + 1
     assert sorted(t for op, t in audit_ops(vault, CHAT) if op == "archive") == sorted(data["ids"])
     # The same call again: the archived ones are not archived twice; nothing is left to do.
-    again = json.loads(cli(capsys, vault, *argv, "--yes", "--json")[1])
+    again = json.loads(cli(vault, *argv, "--yes", "--json")[1])
     assert again["count"] == 0 and commits(vault) == count + 1
 
 
 def test_one_id_still_works_and_bad_calls_say_what_to_type(vault, seeded, capsys):
-    assert cli(capsys, vault, "archive", *SCOPE, seeded["plain"])[1].strip() == (
+    assert cli(vault, "archive", *SCOPE, seeded["plain"])[1].strip() == (
         f"{seeded['plain']} archived"
     )
-    assert cli(capsys, vault, "delete", *SCOPE, seeded["work"])[1].startswith(
-        f"{seeded['work']} forgotten"
-    )
+    assert cli(vault, "delete", *SCOPE, seeded["work"])[1].startswith(f"{seeded['work']} forgotten")
     before = tree_hash(vault.root)
-    code, _, err = cli(capsys, vault, "delete", *SCOPE)
+    code, _, err = cli(vault, "delete", *SCOPE)
     assert code == 2 and "say which memories to delete" in err and "--speaker ID" in err
-    code, _, err = cli(capsys, vault, "delete", *SCOPE, seeded["tea"], "--tag", "x")
+    code, _, err = cli(vault, "delete", *SCOPE, seeded["tea"], "--tag", "x")
     assert code == 2 and "not both" in err
-    code, _, err = cli(capsys, vault, "delete", *SCOPE, "--before", "last tuesday", "--yes")
+    code, _, err = cli(vault, "delete", *SCOPE, "--before", "last tuesday", "--yes")
     assert code == 2 and "--before 'last tuesday' is not a date" in err
-    code, _, err = cli(capsys, vault, "archive", *SCOPE, "--status", "archived", "--yes")
+    code, _, err = cli(vault, "archive", *SCOPE, "--status", "archived", "--yes")
     assert code == 2 and "archived already" in err
-    code, _, err = cli(capsys, vault, "delete", "--bot", "b1", "--session", "group_9",
+    code, _, err = cli(vault, "delete", "--bot", "b1", "--session", "group_9",
                        "--tag", "x")  # fmt: skip
     assert code == 2 and "group_9" in err  # a mistyped chat is said, not "0 match"
     assert tree_hash(vault.root) == before
@@ -179,9 +176,9 @@ def test_an_id_two_files_state_is_refused_with_every_path(vault, seeded, capsys)
     copy.write_bytes(stored.path.read_bytes())
     # These two did take the write lock (its holder line changes): nothing else changed.
     before = tree_hash(vault.root, skip=(".memvault/locks",))
-    code, _, err = cli(capsys, vault, "delete", *SCOPE, "--speaker", "u1", "--yes")
+    code, _, err = cli(vault, "delete", *SCOPE, "--speaker", "u1", "--yes")
     assert code == 2 and stored.rel in err and vault.layout.rel(copy) in err
-    code, _, err = cli(capsys, vault, "verify", *SCOPE, seeded["tea"])
+    code, _, err = cli(vault, "verify", *SCOPE, seeded["tea"])
     assert code == 2 and stored.rel in err and vault.layout.rel(copy) in err
     assert tree_hash(vault.root, skip=(".memvault/locks",)) == before
 
@@ -190,15 +187,15 @@ def test_verify_marks_a_memory_confirmed_once(vault, capsys):
     ep = vault.remember(NewEpisode(CHAT, "Ann's birthday is in May", source="agent"))
     assert vault.find_episode(CHAT, ep.id).episode.verified is False
     count = commits(vault)
-    code, text, _ = cli(capsys, vault, "verify", *SCOPE, ep.id)
+    code, text, _ = cli(vault, "verify", *SCOPE, ep.id)
     assert (code, text.strip()) == (0, f"{ep.id} verified")
     assert vault.find_episode(CHAT, ep.id).episode.verified is True
     assert commits(vault) == count + 1 and ("verify", ep.id) in audit_ops(vault, CHAT)
-    data = json.loads(cli(capsys, vault, "verify", *SCOPE, ep.id, "--json")[1])
+    data = json.loads(cli(vault, "verify", *SCOPE, ep.id, "--json")[1])
     assert data == {"id": ep.id, "verified": True, "changed": False}
     assert commits(vault) == count + 1
     vault.remember(NewEpisode(ScopeId("b1", "group_2"), "another chat's memory"))
-    code, _, err = cli(capsys, vault, "verify", "--bot", "b1", "--session", "group_2", ep.id)
+    code, _, err = cli(vault, "verify", "--bot", "b1", "--session", "group_2", ep.id)
     assert code == 2 and f"no episode {ep.id}" in err  # another chat's id is not found there
 
 

@@ -1,18 +1,15 @@
-"""The `memvault` console script, run as a real subprocess like a person would."""
+"""The `memvault` command as a person uses it, run in-process (tests/helpers/cli_run.py);
+tests/integration proves the installed console script starts."""
 
 import json
-import os
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import git
+from tests.helpers.cli_run import SCOPE, Ran, memvault
 from tests.helpers.paths import REPO
 
-MEMVAULT = shutil.which("memvault") or str(Path(os.sys.executable).parent / "memvault")
-SCOPE = ["--bot", "b1", "--session", "group_123"]
 # DESIGN.md 7: the item shape of `search --json` and `list --json`.
 ITEM_KEYS = {
     "id",
@@ -27,25 +24,20 @@ ITEM_KEYS = {
 }
 
 
-def run(*args: str, vault: Path | None = None, code: int = 0, stdin: str | None = None):
-    env = {**os.environ}
-    if vault is not None:
-        env["MEMVAULT_VAULT"] = str(vault)
-    proc = subprocess.run(
-        [MEMVAULT, *args], capture_output=True, text=True, env=env, input=stdin, timeout=60
-    )
-    assert proc.returncode == code, (proc.stdout, proc.stderr)
-    return proc
+def run(*args: str, vault: Path | None = None, code: int = 0, stdin: str | None = None) -> Ran:
+    """Kept for the tests of other directories that import it (console, indexer): the shared
+    in-process runner under its old name; new tests call tests.helpers.cli_run.memvault."""
+    return memvault(*args, env_vault=vault, code=code, input=stdin)
 
 
 def run_json(*args: str, vault: Path):
-    return json.loads(run(*args, "--json", vault=vault).stdout)
+    return json.loads(memvault(*args, "--json", env_vault=vault).stdout)
 
 
 @pytest.fixture
 def cli_vault(tmp_path):
     root = tmp_path / "memory"
-    run("init", str(root))
+    memvault("init", str(root))
     return root
 
 
@@ -58,7 +50,7 @@ def test_init_creates_a_git_vault_with_readme_and_gitignore(cli_vault):
 
 
 def test_remember_list_show_archive_restore_forget(cli_vault):
-    ep_id = run(
+    ep_id = memvault(
         "remember",
         "Alice 下周去北京",
         *SCOPE,
@@ -70,7 +62,7 @@ def test_remember_list_show_archive_restore_forget(cli_vault):
         "travel",
         "--importance",
         "4",
-        vault=cli_vault,
+        env_vault=cli_vault,
     ).stdout.strip()
     assert ep_id.startswith("ep_")
     listing = run_json("list", *SCOPE, vault=cli_vault)
@@ -84,20 +76,20 @@ def test_remember_list_show_archive_restore_forget(cli_vault):
     )
     shown = run_json("show", ep_id, *SCOPE, vault=cli_vault)
     assert shown["source"] == "user" and shown["tags"] == ["travel"]
-    assert "Alice 下周去北京" in run("show", ep_id, *SCOPE, vault=cli_vault).stdout
-    run("archive", ep_id, *SCOPE, vault=cli_vault)
+    assert "Alice 下周去北京" in memvault("show", ep_id, *SCOPE, env_vault=cli_vault).stdout
+    memvault("archive", ep_id, *SCOPE, env_vault=cli_vault)
     assert run_json("list", *SCOPE, vault=cli_vault)["total"] == 0
     assert run_json("list", *SCOPE, "--status", "archived", vault=cli_vault)["total"] == 1
-    run("restore", ep_id, *SCOPE, vault=cli_vault)
-    run("forget", ep_id, *SCOPE, vault=cli_vault)
+    memvault("restore", ep_id, *SCOPE, env_vault=cli_vault)
+    memvault("forget", ep_id, *SCOPE, env_vault=cli_vault)
     assert run_json("list", *SCOPE, "--status", "all", vault=cli_vault)["total"] == 0
     subjects = git(cli_vault, "log", "--format=%s").splitlines()
     assert [s.split()[0] for s in subjects[:4]] == ["forget", "restore", "archive", "remember"]
 
 
 def test_profile_set_add_remove_with_slots_and_history(cli_vault):
-    run("profile", "set", "name", "Alice", *SCOPE, "--speaker", "u42", vault=cli_vault)
-    run(
+    memvault("profile", "set", "name", "Alice", *SCOPE, "--speaker", "u42", env_vault=cli_vault)
+    memvault(
         "profile",
         "add",
         "preferences",
@@ -107,9 +99,9 @@ def test_profile_set_add_remove_with_slots_and_history(cli_vault):
         *SCOPE,
         "--speaker",
         "u42",
-        vault=cli_vault,
+        env_vault=cli_vault,
     )
-    run(
+    memvault(
         "profile",
         "add",
         "preferences",
@@ -117,17 +109,21 @@ def test_profile_set_add_remove_with_slots_and_history(cli_vault):
         *SCOPE,
         "--speaker",
         "u42",
-        vault=cli_vault,
+        env_vault=cli_vault,
     )
-    run("profile", "add", "traits", "night owl", *SCOPE, "--speaker", "u42", vault=cli_vault)
+    memvault(
+        "profile", "add", "traits", "night owl", *SCOPE, "--speaker", "u42", env_vault=cli_vault
+    )
     prof = run_json("profile", "show", *SCOPE, "--speaker", "u42", vault=cli_vault)
     assert prof["name"] == "Alice"
     assert prof["preferences"] == ["coffee: black"]
     assert prof["history"][0]["value"] == "oat flat white"
     assert prof["traits"] == ["night owl"]
-    run("profile", "remove", "traits", "night owl", *SCOPE, "--speaker", "u42", vault=cli_vault)
+    memvault(
+        "profile", "remove", "traits", "night owl", *SCOPE, "--speaker", "u42", env_vault=cli_vault
+    )
     assert run_json("profile", "show", *SCOPE, "--speaker", "u42", vault=cli_vault)["traits"] == []
-    err = run(
+    err = memvault(
         "profile",
         "remove",
         "traits",
@@ -135,35 +131,35 @@ def test_profile_set_add_remove_with_slots_and_history(cli_vault):
         *SCOPE,
         "--speaker",
         "u42",
-        vault=cli_vault,
+        env_vault=cli_vault,
         code=2,
     ).stderr
     assert "no item" in err
 
 
 def test_check_reports_line_exits_1_and_leaves_file_identical(cli_vault):
-    run("remember", "fine memory", *SCOPE, vault=cli_vault)
+    memvault("remember", "fine memory", *SCOPE, env_vault=cli_vault)
     folder = cli_vault / "bots/b1/sessions/group_123/episodes"
     bad = folder / "hand.md"
     data = "---\r\ntags: [a\r\nstatus: active\r\n---\r\n手写\r\n".encode()
     bad.write_bytes(data)
-    proc = run("check", vault=cli_vault, code=1)
+    proc = memvault("check", env_vault=cli_vault, code=1)
     assert "bots/b1/sessions/group_123/episodes/hand.md:2:" in proc.stdout
-    report = json.loads(run("check", "--json", vault=cli_vault, code=1).stdout)
+    report = json.loads(memvault("check", "--json", env_vault=cli_vault, code=1).stdout)
     # Two memory files (the count `status` shows too) and the chat's audit log.
     assert report["ok"] is False and (report["files"], report["other_files"]) == (2, 1)
     assert report["problems"][0]["path"].endswith("hand.md")
     assert bad.read_bytes() == data
     bad.unlink()
-    assert json.loads(run("check", "--json", vault=cli_vault).stdout)["ok"] is True
+    assert json.loads(memvault("check", "--json", env_vault=cli_vault).stdout)["ok"] is True
 
 
 def test_export_then_import_into_another_chat(cli_vault, tmp_path):
-    run("remember", "first", *SCOPE, "--tag", "a", vault=cli_vault)
-    run("remember", "second 第二", *SCOPE, "--importance", "5", vault=cli_vault)
-    run("profile", "set", "name", "Book club", *SCOPE, vault=cli_vault)
+    memvault("remember", "first", *SCOPE, "--tag", "a", env_vault=cli_vault)
+    memvault("remember", "second 第二", *SCOPE, "--importance", "5", env_vault=cli_vault)
+    memvault("profile", "set", "name", "Book club", *SCOPE, env_vault=cli_vault)
     out = tmp_path / "chat.json"
-    out.write_text(run("export", *SCOPE, vault=cli_vault).stdout, encoding="utf-8")
+    out.write_text(memvault("export", *SCOPE, env_vault=cli_vault).stdout, encoding="utf-8")
     data = json.loads(out.read_text(encoding="utf-8"))
     assert sorted(e["content"] for e in data["episodes"]) == ["first", "second 第二"]
     assert data["profiles"][0]["profile"]["name"] == "Book club"
@@ -195,7 +191,9 @@ def test_import_longtermmemory_l2_shape_from_stdin(cli_vault):
         run_json("import", "-", *SCOPE, vault=cli_vault)
         if False
         else json.loads(
-            run("import", "-", *SCOPE, "--json", vault=cli_vault, stdin=json.dumps(payload)).stdout
+            memvault(
+                "import", "-", *SCOPE, "--json", env_vault=cli_vault, input=json.dumps(payload)
+            ).stdout
         )
     )
     assert result["imported"] == 2
@@ -216,13 +214,13 @@ def test_import_longtermmemory_l2_shape_from_stdin(cli_vault):
     ],
 )
 def test_bad_input_exits_2_with_one_line_reason(cli_vault, args, needle):
-    proc = run(*args, vault=cli_vault, code=2)
+    proc = memvault(*args, env_vault=cli_vault, code=2)
     assert needle in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
 def test_missing_vault_and_source_package_are_refused(tmp_path):
-    proc = run("list", "--session", "group_1", vault=tmp_path / "nope", code=2)
+    proc = memvault("list", "--session", "group_1", env_vault=tmp_path / "nope", code=2)
     assert "memvault init" in proc.stderr
     source_pkg = REPO / "vault"
-    proc = run("list", "--session", "group_1", vault=source_pkg, code=2)
+    proc = memvault("list", "--session", "group_1", env_vault=source_pkg, code=2)
     assert "source package" in proc.stderr

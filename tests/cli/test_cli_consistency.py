@@ -1,7 +1,7 @@
 """A newcomer's walk through `memvault` (issue 15 follow-up): a repeated state change is no
 error, a command's usage error shows that command's usage, an empty search is a usage
 error, a missing id names the exact `memvault list`, and every command's --help opens with
-what it does. The real console script in a subprocess, over real vaults and git."""
+what it does. The command in-process (tests/helpers/cli_run.py), over real vaults and git."""
 
 from __future__ import annotations
 

@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tests.cli.test_cli import SCOPE, run, run_json
+from tests.cli.test_cli import SCOPE, run_json
+from tests.helpers.cli_run import memvault
 from vault.format.yamlio import parse_datetime
 from vault.layout.keys import ScopeId
 from vault.writes.new_episode import NewEpisode
@@ -19,12 +20,12 @@ CHAT = ScopeId("b1", "group_123")
 @pytest.fixture
 def cli_vault(tmp_path):
     root = tmp_path / "memory"
-    run("init", str(root), "--no-git")
+    memvault("init", str(root), "--no-git")
     return root
 
 
 def remember(root, text, *options: str) -> str:
-    return run("remember", text, *SCOPE, *options, vault=root).stdout.strip()
+    return memvault("remember", text, *SCOPE, *options, env_vault=root).stdout.strip()
 
 
 def test_remember_sets_every_field_and_the_file_says_so(cli_vault):
@@ -78,7 +79,7 @@ def test_remember_sets_every_field_and_the_file_says_so(cli_vault):
     ],
 )
 def test_remember_refuses_a_bad_value_and_writes_nothing(cli_vault, options, says):
-    proc = run("remember", "x", *SCOPE, *options, vault=cli_vault, code=2)
+    proc = memvault("remember", "x", *SCOPE, *options, env_vault=cli_vault, code=2)
     assert says in proc.stderr, proc.stderr
     assert not list(cli_vault.glob("**/episodes/**/*.md"))
 
@@ -134,7 +135,7 @@ def test_list_and_search_filter_by_every_field(cli_vault):
 )
 @pytest.mark.parametrize("command", [["list"], ["search", "ferry"]])
 def test_list_and_search_refuse_a_bad_filter(cli_vault, command, options, says):
-    proc = run(*command, *SCOPE, *options, vault=cli_vault, code=2)
+    proc = memvault(*command, *SCOPE, *options, env_vault=cli_vault, code=2)
     assert says in proc.stderr, proc.stderr
 
 

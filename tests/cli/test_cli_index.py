@@ -6,7 +6,8 @@ import subprocess
 
 import pytest
 
-from tests.cli.test_cli import ITEM_KEYS, SCOPE, run, run_json
+from tests.cli.test_cli import ITEM_KEYS, SCOPE, run_json
+from tests.helpers.cli_run import memvault
 from tests.helpers.paths import REPO
 
 BENCH = REPO.parent / "shared" / "bench"
@@ -15,8 +16,8 @@ BENCH = REPO.parent / "shared" / "bench"
 @pytest.fixture
 def filled(tmp_path):
     root = tmp_path / "memory"
-    run("init", str(root))
-    run(
+    memvault("init", str(root))
+    memvault(
         "remember",
         "Alice is going to Beijing next week",
         *SCOPE,
@@ -26,17 +27,19 @@ def filled(tmp_path):
         "Alice",
         "--tag",
         "travel",
-        vault=root,
+        env_vault=root,
     )
-    run("remember", "李伟对花生过敏，点餐时要注意", *SCOPE, "--importance", "5", vault=root)
-    run(
+    memvault(
+        "remember", "李伟对花生过敏，点餐时要注意", *SCOPE, "--importance", "5", env_vault=root
+    )
+    memvault(
         "remember",
         "Beijing duck dinner for the other chat",
         "--bot",
         "b1",
         "--session",
         "group_999",
-        vault=root,
+        env_vault=root,
     )
     return root
 
@@ -54,7 +57,7 @@ def test_search_json_shape_explain_and_scope(filled):
     # Cross-language: an English question finds the Chinese memory.
     items = run_json("search", "peanut allergy", *SCOPE, "--mode", "vector", vault=filled)
     assert items[0]["content"].startswith("李伟对花生过敏")
-    text = run("search", "Beijing", *SCOPE, "--explain", vault=filled).stdout
+    text = memvault("search", "Beijing", *SCOPE, "--explain", env_vault=filled).stdout
     assert "text rank=" in text and "priority=" in text
 
 
@@ -72,10 +75,10 @@ def test_hand_edit_is_found_by_the_next_search(filled):
 def test_reindex_and_status_report_problems(filled):
     bad = filled / "bots/b1/sessions/group_123/episodes/bad.md"
     bad.write_text("---\nimportance: [\n---\nbody\n", encoding="utf-8")
-    proc = run("reindex", "--json", vault=filled, code=1)
+    proc = memvault("reindex", "--json", env_vault=filled, code=1)
     report = json.loads(proc.stdout)
     assert report["files"] == 4 and report["problems"][0]["path"].endswith("bad.md")
-    status = json.loads(run("status", "--json", vault=filled, code=1).stdout)
+    status = json.loads(memvault("status", "--json", env_vault=filled, code=1).stdout)
     assert status["indexed"] and status["files"] == 4 and status["embedding"].startswith("use-")
     assert status["writer"] == ""
     bad.unlink()

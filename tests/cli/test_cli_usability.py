@@ -1,12 +1,12 @@
-"""The `memvault` command as a person uses it (issue 15, "The CLI as people use it"): the real
-console script in a subprocess, a real `memvault watch` beside it, real files and indexes."""
+"""The `memvault` command as a person uses it (issue 15, "The CLI as people use it"): the
+command in-process (tests/helpers/cli_run.py), a real `memvault watch` process beside it, real
+files and indexes; a lock held by another pid needs a real process (the closed pipe:
+tests/integration/test_entry_point.py)."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -27,36 +27,23 @@ from indexer.engine import Engine
 from indexer.retrieval.search_query import SearchQuery
 from indexer.sync import follow
 from indexer.sync.manifest import index_dir
-from memvault_cli.main import EXIT_PIPE_CLOSED, main
+from memvault_cli.main import main
 from tests.conftest import git
+from tests.helpers.cli_run import MEMVAULT, SCOPE, memvault, run_main
 from vault.cli.output import human
 from vault.health.check import check_vault
 from vault.layout.keys import ScopeId
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
-MEMVAULT = shutil.which("memvault") or str(Path(sys.executable).parent / "memvault")
 CHAT = ScopeId("b1", "group_123")
-SCOPE = ["--bot", "b1", "--session", "group_123"]
 START_S = 90.0  # `memvault watch`: imports, model load, first reconcile on a busy 2-core box
-
-
-def run(*args: str, vault: Path | None = None, code: int = 0, cwd: Path | None = None):
-    env = {**os.environ}
-    if vault is not None:
-        env["MEMVAULT_VAULT"] = str(vault)
-    proc = subprocess.run(
-        [MEMVAULT, *args], capture_output=True, text=True, env=env, timeout=120, cwd=cwd
-    )
-    assert proc.returncode == code, (args, proc.returncode, proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc
 
 
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     path = tmp_path / "memory"
-    run("init", str(path))
+    memvault("init", str(path))
     return path
 
 
@@ -103,17 +90,20 @@ def found(root: Path, embedder, query: str, mode: str) -> list[str]:
 # -- a write while `memvault watch` runs is searchable when the command returns -------------
 
 
+@pytest.mark.subprocess
 def test_remember_while_watch_runs_is_searchable_when_it_returns(root, watching, embedder):
     misses = []
     for n in range(20):
         word = f"zebracorn{n}x"
-        ep = run("remember", f"{word} prefers green tea", *SCOPE, vault=root).stdout.strip()
+        ep = memvault(
+            "remember", f"{word} prefers green tea", *SCOPE, env_vault=root
+        ).stdout.strip()
         # Looked up at once, both indexes: no sleep between the return and the search.
         text, vector = found(root, embedder, word, "text"), found(root, embedder, word, "vector")
         if ep not in text or ep not in vector:
             misses.append((n, ep in text, ep in vector))
     assert misses == []
-    gone = run("forget", ep, *SCOPE, vault=root).stdout
+    gone = memvault("forget", ep, *SCOPE, env_vault=root).stdout
     assert "forgotten" in gone and ep not in found(root, embedder, "zebracorn19x", "text")
     assert watching.proc.poll() is None  # the watcher kept the index all along
 
@@ -128,6 +118,7 @@ time.sleep(120)
 """
 
 
+@pytest.mark.subprocess
 def test_a_writer_that_never_indexes_makes_remember_exit_1_naming_it(root, monkeypatch, capsys):
     """A hung index writer (lock held, nothing indexed): remember saves, waits its bound,
     then says the memory is not searchable yet and who the writer is (exit 1)."""
@@ -157,13 +148,15 @@ def test_a_writer_that_never_indexes_makes_remember_exit_1_naming_it(root, monke
 def test_demo_writes_where_vault_says_never_into_memvault_vault(tmp_path, root):
     target = tmp_path / "my-demo"
     out = json.loads(
-        run("demo", "--vault", str(target), "--no-watch", "--json", vault=root, cwd=tmp_path).stdout
+        memvault(
+            "demo", "--vault", str(target), "--no-watch", "--json", env_vault=root, cwd=tmp_path
+        ).stdout
     )
     assert Path(out["vault"]) == target.resolve() and (target / "bots").is_dir()
     assert not (tmp_path / "demo-vault").exists()
     # $MEMVAULT_VAULT is the person's real vault: untouched.
     assert list((root / "bots").rglob("*")) == []
-    helptext = run("demo", "--help").stdout
+    helptext = memvault("demo", "--help").stdout
     assert "--vault" in helptext and "--path" not in helptext
 
 
@@ -174,7 +167,7 @@ def test_import_of_an_object_without_episodes_is_exit_2_and_writes_nothing(root,
     wrong = tmp_path / "wrong.json"
     wrong.write_text('{"foo": 1}', encoding="utf-8")
     head = git(root, "rev-parse", "HEAD")
-    err = run("import", str(wrong), *SCOPE, vault=root, code=2).stderr
+    err = memvault("import", str(wrong), *SCOPE, env_vault=root, code=2).stderr
     assert str(wrong) in err and "`episodes`" in err and "memvault export" in err
     assert len(err.strip().splitlines()) == 1
     assert git(root, "rev-parse", "HEAD") == head and list((root / "bots").rglob("*")) == []
@@ -187,7 +180,7 @@ def test_import_of_a_missing_binary_or_folder_path_names_it(root, tmp_path, kind
         path.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\xff\xfe")
     elif kind == "folder":
         path.mkdir()
-    err = run("import", str(path), *SCOPE, vault=root, code=2).stderr
+    err = memvault("import", str(path), *SCOPE, env_vault=root, code=2).stderr
     assert str(path) in err and "Errno" not in err and "codec" not in err
     assert len(err.strip().splitlines()) == 1
     assert {"missing": "does not exist", "binary": "not UTF-8", "folder": "is a folder"}[
@@ -212,48 +205,21 @@ def test_no_json_object_without_episodes_or_profiles_imports_as_zero(tmp_path_fa
     assert code == 2 and list(vault.glob("bots/**/*")) == []
 
 
-# -- a closed pipe -----------------------------------------------------------------------
-
-
-def test_a_reader_that_goes_away_ends_memvault_quietly(root):
-    for n in range(3):
-        run("remember", f"memory number {n}", *SCOPE, vault=root)
-    env = {**os.environ, "MEMVAULT_VAULT": str(root)}
-    proc = subprocess.Popen(
-        [MEMVAULT, "--json", "list", *SCOPE],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
-    assert proc.stdout is not None and proc.stderr is not None
-    proc.stdout.close()  # `| head -0`: gone before memvault writes a byte
-    err = proc.stderr.read().decode()
-    assert proc.wait(timeout=60) == EXIT_PIPE_CLOSED == 141 and err == ""
-    shell = subprocess.run(
-        ["bash", "-c", f"{MEMVAULT} --json list {' '.join(SCOPE)} | head -2"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-    )
-    assert shell.stderr == "" and len(shell.stdout.splitlines()) == 2
-
-
 # -- show and status read as text, not Python --------------------------------------------
 
 REPR = re.compile(r"\{'|\['|': |\bTrue\b|\bFalse\b|\bNone\b")
 
 
 def test_show_prints_fields_as_words_not_python_reprs(root):
-    ep = run(
+    ep = memvault(
         "remember", "Alice flies to Beijing", *SCOPE, "--speaker", "u42", "--speaker-name",
-        "Alice", "--tag", "travel", "--tag", "beijing", "--key", "trip", vault=root,
+        "Alice", "--tag", "travel", "--tag", "beijing", "--key", "trip", env_vault=root,
     ).stdout.strip()  # fmt: skip
     path = next((root / "bots").rglob(f"{ep}.md"))
     text = path.read_text(encoding="utf-8")
     extra = "flight:\n  seat: 12A\n  gate: [B1, B2]\nmeal: true\n"  # a person's own fields
     path.write_text(text.replace("---\n", "---\n" + extra, 1), encoding="utf-8")
-    shown = run("show", ep, *SCOPE, vault=root).stdout
+    shown = memvault("show", ep, *SCOPE, env_vault=root).stdout
     head = shown.split("\n\n")[0]
     assert REPR.search(head) is None, head
     fields = {k: v.strip() for k, v in (line.split(":", 1) for line in head.splitlines())}
@@ -276,9 +242,10 @@ def test_no_front_matter_value_is_shown_as_a_python_repr(value):
     assert REPR.search(shown) is None and "{" not in shown and "[" not in shown, shown
 
 
+@pytest.mark.subprocess
 def test_status_names_the_writer_in_words_and_exits_1_only_on_a_problem(root, watching):
-    run("remember", "one memory", *SCOPE, vault=root)
-    out = run("status", vault=root).stdout
+    memvault("remember", "one memory", *SCOPE, env_vault=root)
+    out = memvault("status", env_vault=root).stdout
     line = next(x for x in out.splitlines() if x.startswith("index writer now:"))
     today = datetime.now(UTC)
     assert f"pid {watching.proc.pid}" in line and f"since {today:%Y-%m-%d} " in line, line
@@ -287,9 +254,7 @@ def test_status_names_the_writer_in_words_and_exits_1_only_on_a_problem(root, wa
     bad.write_text("---\ntags: [unclosed\n---\nbody\n", encoding="utf-8")
     deadline = time.monotonic() + 30
     while True:  # the watcher records the problem after its quiet period
-        proc = subprocess.run(
-            [MEMVAULT, "status", "--vault", str(root)], capture_output=True, text=True, timeout=60
-        )
+        proc = run_main("status", "--vault", root)
         if "bad.md" in proc.stdout or time.monotonic() > deadline:
             break
         time.sleep(0.2)
@@ -311,9 +276,9 @@ def test_check_status_and_the_console_count_the_same_memory_files(root):
     vault.remember(NewEpisode(ScopeId("b1", "person_7"), "Bob is vegetarian"))
     vault.update_profile(CHAT, "name", "set", "Project chat")
     vault.update_profile(CHAT, "traits", "add", "night owl", speaker="u42")
-    run("reindex", vault=root)
-    checked = json.loads(run("check", "--json", vault=root).stdout)
-    status = json.loads(run("status", "--json", vault=root).stdout)
+    memvault("reindex", env_vault=root)
+    checked = json.loads(memvault("check", "--json", env_vault=root).stdout)
+    status = json.loads(memvault("status", "--json", env_vault=root).stdout)
     assert checked["files"] == status["files"] == check_vault(root).files == 4
     assert checked["other_files"] == 2  # the two chats' audit logs: checked, not memory
     with Engine.open(root) as engine:
@@ -323,8 +288,10 @@ def test_check_status_and_the_console_count_the_same_memory_files(root):
         line["params"]["files"] for line in cards["files"]["lines"] if "files" in line["params"]
     ]
     assert counts == [4], cards["files"]
-    assert "4 memory files" in run("status", vault=root).stdout
-    assert "checked 4 memory files and 2 other files: ok" in run("check", vault=root).stdout
+    assert "4 memory files" in memvault("status", env_vault=root).stdout
+    assert (
+        "checked 4 memory files and 2 other files: ok" in memvault("check", env_vault=root).stdout
+    )
 
 
 # -- a mistyped chat, --no-git where it means something, help, --version -----------------
@@ -348,24 +315,26 @@ def suggested(err: str) -> list[str]:
     ],
 )
 def test_a_mistyped_chat_says_it_does_not_exist_and_names_the_closest(root, command):
-    run("remember", "Alice likes tea", *SCOPE, vault=root)
-    run("remember", "Bob likes coffee", "--bot", "b1", "--session", "group_999", vault=root)
+    memvault("remember", "Alice likes tea", *SCOPE, env_vault=root)
+    memvault(
+        "remember", "Bob likes coffee", "--bot", "b1", "--session", "group_999", env_vault=root
+    )
     head = git(root, "rev-parse", "HEAD")
-    err = run(*command, "--bot", "b1", "--session", "group_12", vault=root, code=2).stderr
+    err = memvault(*command, "--bot", "b1", "--session", "group_12", env_vault=root, code=2).stderr
     assert "no chat `--bot b1 --session group_12`" in err
     assert suggested(err)[0] == "--bot b1 --session group_123"
     assert len(err.strip().splitlines()) == 1 and git(root, "rev-parse", "HEAD") == head
     # The closest comes first even where it is not the first chat in the vault's order.
-    err = run(*command, "--bot", "b1", "--session", "group_99", vault=root, code=2).stderr
+    err = memvault(*command, "--bot", "b1", "--session", "group_99", env_vault=root, code=2).stderr
     assert suggested(err)[0] == "--bot b1 --session group_999", err
-    no_bot = run(*command, "--session", "group_123", vault=root, code=2).stderr
+    no_bot = memvault(*command, "--session", "group_123", env_vault=root, code=2).stderr
     assert "`--bot b1 --session group_123`" in no_bot  # the right chat under its bot
 
 
 def test_an_existing_chat_with_nothing_left_is_empty_not_missing(root):
-    ep = run("remember", "short-lived", *SCOPE, vault=root).stdout.strip()
-    run("forget", ep, *SCOPE, vault=root)
-    assert "no memories" in run("list", *SCOPE, vault=root).stdout
+    ep = memvault("remember", "short-lived", *SCOPE, env_vault=root).stdout.strip()
+    memvault("forget", ep, *SCOPE, env_vault=root)
+    assert "no memories" in memvault("list", *SCOPE, env_vault=root).stdout
 
 
 READ_ONLY = ["list", "show", "check", "export", "search", "status", "watch", "reindex", "eval"]
@@ -374,18 +343,18 @@ WRITES = ["init", "remember", "forget", "archive", "restore", "profile", "import
 
 def test_no_git_is_offered_only_where_a_commit_is_made():
     for name in READ_ONLY:
-        assert "--no-git" not in run(name, "--help").stdout, name
+        assert "--no-git" not in memvault(name, "--help").stdout, name
     for name in WRITES:
-        assert "--no-git" in run(name, "--help").stdout, name
-    err = run("list", "--no-git", *SCOPE, code=2).stderr
+        assert "--no-git" in memvault(name, "--help").stdout, name
+    err = memvault("list", "--no-git", *SCOPE, code=2).stderr
     assert "unrecognized arguments: --no-git" in err
-    assert "--no-git" not in run("candidates", "list", "--help").stdout
-    assert "--no-git" in run("candidates", "accept", "--help").stdout
+    assert "--no-git" not in memvault("candidates", "list", "--help").stdout
+    assert "--no-git" in memvault("candidates", "accept", "--help").stdout
 
 
 def test_every_option_of_search_and_list_says_what_it_is():
     for name in ("search", "list", "remember", "show"):
-        helptext = run(name, "--help").stdout
+        helptext = memvault(name, "--help").stdout
         for flag in ("--bot", "--session", "--isolation"):
             described = re.search(rf"^\s+{flag} \S+\s+\S", helptext, re.MULTILINE) or re.search(
                 rf"^\s+{flag} \S+\n\s+\S", helptext, re.MULTILINE
@@ -394,5 +363,5 @@ def test_every_option_of_search_and_list_says_what_it_is():
 
 
 def test_version_comes_from_the_package_metadata():
-    out = run("--version").stdout.strip()
+    out = memvault("--version").stdout.strip()
     assert out == f"memvault {metadata.version('memvault')}"

@@ -1,49 +1,35 @@
 """What a person at the CLI reads when sync skips a file: one plain warning line, not a log
 line (newcomer walk-through: `memvault search` printed `WARNING indexer.backends.documents
 sync=parse_error path=... line=4 error='...'`). The structured `event=... key=value` lines
-stay for MEMVAULT_LOG=info/debug. The real `memvault` command on a real vault."""
+stay for MEMVAULT_LOG=info/debug. The command in-process (its logging set up as in a
+process of its own, tests/helpers/cli_run.py) on a real vault, with the tiny TEST FAKE embedder."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.cli_run import Ran, memvault
 from vault.health.check import check_vault
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
-MEMVAULT = shutil.which("memvault") or str(Path(sys.executable).parent / "memvault")
 CHAT = ScopeId("b1", "group_1")
 SCOPE = ["--bot", "b1", "--session", "group_1"]
 BROKEN = b"---\nid: broken_1\nimportance: 2\ntags: [unclosed\n---\nbody\n"
 TAIL = " (skipped; `memvault check` lists every problem)"
 
 
-def search(root: Path, log: str | None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "MEMVAULT_LOG"}
-    if log is not None:
-        env["MEMVAULT_LOG"] = log
-    proc = subprocess.run(
-        [MEMVAULT, "search", "green tea", *SCOPE, "--vault", str(root), "--mode", "text"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=180,
-    )
-    assert proc.returncode == 0, (proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc
+def search(root: Path, log: str | None) -> Ran:
+    args = ("search", "green tea", *SCOPE, "--vault", root, "--mode", "text")
+    return memvault(*args, env={"MEMVAULT_LOG": log})
 
 
 @pytest.fixture
-def root(tmp_path: Path) -> Path:
+def root(tmp_path: Path, cli_tiny_embedder) -> Path:
     path = tmp_path / "memory"
     init_vault(path)
     Vault(path).remember(NewEpisode(CHAT, "Alice likes green tea"))
@@ -87,11 +73,6 @@ def test_a_skipped_symbolic_link_is_a_plain_warning_too(root, tmp_path):
 def test_reindex_names_each_problem_once(root):
     """`reindex` lists the problems in its report: the per-file warning would repeat each."""
     (problem,) = check_vault(root).problems
-    env = {k: v for k, v in os.environ.items() if k != "MEMVAULT_LOG"}
-    proc = subprocess.run(
-        [MEMVAULT, "reindex", "--vault", str(root)],
-        capture_output=True, text=True, env=env, timeout=180,
-    )  # fmt: skip
-    assert proc.returncode == 1, (proc.stdout, proc.stderr)  # problems found
+    proc = memvault("reindex", "--vault", root, env={"MEMVAULT_LOG": None}, code=1)  # problems
     everything = proc.stdout + proc.stderr
     assert everything.count(f"{problem.path}:{problem.line}:") == 1, everything

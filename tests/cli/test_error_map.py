@@ -10,10 +10,7 @@ import errno
 import os
 import re
 import shutil
-import subprocess
-import sys
 import tomllib
-from pathlib import Path
 
 import pytest
 
@@ -29,6 +26,7 @@ from indexer.jobs.consolidate_preview import PreviewFileError
 from indexer.jobs.llm import LLMError
 from indexer.sync.readonly import ReadOnlyIndexError
 from memvault_cli import main as cli
+from tests.helpers.cli_run import MEMVAULT, memvault, memvault_process
 from tests.helpers.paths import REPO
 from vault.cli import commands as vault_cli
 from vault.cli.parser import CommandSpec, Layer
@@ -43,8 +41,6 @@ from vault.layout.store import AmbiguousIdError, BadRequestError, NotFoundError
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.safewrite import ConflictError, DiskFullError, LockTimeoutError
-
-MEMVAULT = shutil.which("memvault") or str(Path(sys.executable).parent / "memvault")
 
 # (error, exit code, HTTP status): the contract README's table states.
 CASES = [
@@ -111,10 +107,7 @@ def test_readme_states_the_table_the_code_uses():
 # -- through the real entry points ---------------------------------------------------------
 
 
-def run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([MEMVAULT, *args], capture_output=True, text=True, env=env, timeout=120)
-
-
+@pytest.mark.subprocess  # as root, the capabilities are dropped for that one process
 def test_a_permission_error_on_a_file_is_exit_4_in_words_not_bad_input(tmp_path):
     """An OSError that is not the input's fault (here: the episode's folder cannot be
     listed) exits 4 with the path and what to do, not 2 and not `[Errno 13]`."""
@@ -131,11 +124,8 @@ def test_a_permission_error_on_a_file_is_exit_4_in_words_not_bad_input(tmp_path)
              "--inh-caps=-dac_override,-dac_read_search"]
             if os.geteuid() == 0 else []
         )  # fmt: skip
-        env = {**os.environ, "MEMVAULT_VAULT": str(root)}
-        proc = subprocess.run(
-            [*prefix, MEMVAULT, "export", "--bot", "b1", "--session", "group_1"],
-            capture_output=True, text=True, env=env, timeout=120,
-        )  # fmt: skip
+        args = ("export", "--bot", "b1", "--session", "group_1")
+        proc = memvault_process(*args, env_vault=root, command=[*prefix, MEMVAULT], code=None)
     finally:
         locked.chmod(0o755)
     assert proc.returncode == 4, (proc.stdout, proc.stderr)
@@ -171,9 +161,8 @@ def test_bad_input_stays_exit_2_and_http_400(tmp_path):
     vault = Vault(root, git=False)
     chat = ScopeId("b1", "group_1")
     vault.remember(NewEpisode(chat, "one memory"))
-    env = {**os.environ, "MEMVAULT_VAULT": str(root)}
-    proc = run("remember", "x", "--session", "group_1", "--importance", "9", env=env)
-    assert proc.returncode == 2 and "importance" in proc.stderr
+    args = ("remember", "x", "--session", "group_1", "--importance", "9")
+    assert "importance" in memvault(*args, env_vault=root, code=2).stderr
     ctx = ConsoleContext(vault=vault, engine=None, isolation="session")
     with pytest.raises(ApiError) as caught:
         dispatch(ctx, "/episodes", {"scope": {"bot": "b1", "session": ".."}})

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memvault_cli.main import main
 from tests.conftest import git
+from tests.helpers.cli_run import run_main
 from vault.events import Actor, open_event, parse_event_types
 from vault.layout.create import init_vault
 from vault.writes import audit
@@ -32,20 +32,19 @@ def world(tmp_path: Path):
     return vault, dentist, soup, other_bot
 
 
-def run(vault: Vault, capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(["--vault", str(vault.root), *argv])
-    out = capsys.readouterr()
-    return code, out.out, out.err
+def run(vault: Vault, *argv: str) -> tuple[int, str, str]:
+    ran = run_main("--vault", vault.root, *argv)
+    return ran.returncode, ran.stdout, ran.stderr
 
 
 def test_list_shows_each_person_of_the_bot_and_only_that_bot(world, capsys):
     vault, dentist, soup, other_bot = world
-    code, out, _ = run(vault, capsys, "events", "list", "--bot", "bot-1", "--json")
+    code, out, _ = run(vault, "events", "list", "--bot", "bot-1", "--json")
     assert code == 0
     data = json.loads(out)
     got = {p["speaker"]: [e["id"] for e in p["events"]] for p in data["people"]}
     assert got == {"u:42/é": [dentist.event.id], "u7": [soup.event.id]}
-    code, out, _ = run(vault, capsys, "events", "list", "--bot", "bot-1", "--speaker", "u7")
+    code, out, _ = run(vault, "events", "list", "--bot", "bot-1", "--speaker", "u7")
     assert code == 0 and soup.event.id in out and dentist.event.id not in out
     assert other_bot.event.id not in out
 
@@ -53,14 +52,13 @@ def test_list_shows_each_person_of_the_bot_and_only_that_bot(world, capsys):
 def test_show_and_close_one_persons_event(world, capsys):
     vault, dentist, _, _ = world
     who = ["--bot", "bot-1", "--speaker", "u:42/é"]
-    code, out, _ = run(vault, capsys, "events", "show", dentist.event.id, *who, "--json")
+    code, out, _ = run(vault, "events", "show", dentist.event.id, *who, "--json")
     shown = json.loads(out)
     assert code == 0 and shown["summary"] == "Dentist on Tuesday" and shown["status"] == "open"
     assert [h["kind"] for h in shown["history"]] == ["opened"]
     before = git(vault.root, "rev-parse", "HEAD").strip()
     code, out, err = run(
         vault,
-        capsys,
         "events",
         "close",
         dentist.event.id,
@@ -72,7 +70,7 @@ def test_show_and_close_one_persons_event(world, capsys):
     assert git(vault.root, "rev-list", "--count", f"{before}..HEAD").strip() == "1"
     (last,) = audit.read(vault.layout.person_audit_path("bot-1", "u:42/é"))[0][-1:]
     assert (last.operation, last.source) == ("close_event", "user")
-    code, out, _ = run(vault, capsys, "events", "list", *who, "--status", "closed", "--json")
+    code, out, _ = run(vault, "events", "list", *who, "--status", "closed", "--json")
     assert [e["resolution"] for e in json.loads(out)["people"][0]["events"]] == [
         "Done, no cavities"
     ]
@@ -83,7 +81,6 @@ def test_another_persons_id_and_a_closed_event_are_refused_with_exit_2(world, ca
     head = git(vault.root, "rev-parse", "HEAD").strip()
     code, _, err = run(
         vault,
-        capsys,
         "events",
         "close",
         soup.event.id,
@@ -97,7 +94,6 @@ def test_another_persons_id_and_a_closed_event_are_refused_with_exit_2(world, ca
     assert code == 2 and f"no event {soup.event.id} for this person" in err
     code, _, err = run(
         vault,
-        capsys,
         "events",
         "close",
         dentist.event.id,

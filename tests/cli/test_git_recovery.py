@@ -1,7 +1,8 @@
 """A lock left by a dead MemVault process never stops versioning, one held by a person's git
 is never removed, and a commit that keeps failing is visible (exit 1, red status/check/health).
 
-Real git repositories, real `memvault` processes killed with SIGKILL, real lock holders.
+Real git repositories, real `memvault` processes killed with SIGKILL, real lock holders
+(subprocesses); the command that comes next runs in-process (tests/helpers/cli_run.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from console.endpoints_health import health
 from console.requests import Body
 from indexer.health import git_check
 from tests.conftest import git
+from tests.helpers.cli_run import Ran, run_main
 from vault.git import gitrepo, gitstate
 from vault.git.gitlock import PIN_PREFIX
 from vault.git.gitlog import GitCommitError, commit_paths
@@ -85,12 +87,9 @@ def root(tmp_path: Path) -> Path:
     return vault
 
 
-def memvault(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*MEMVAULT, *map(str, args)], capture_output=True, text=True, timeout=120)
-
-
-def remember(root: Path, text: str) -> subprocess.CompletedProcess[str]:
-    return memvault("remember", "--vault", root, "--session", SCOPE.session, text)
+def remember(root: Path, text: str) -> Ran:
+    """The next `memvault remember`, in this process (the killed ones are real processes)."""
+    return run_main("remember", "--vault", root, "--session", SCOPE.session, text)
 
 
 def wait_line(proc: subprocess.Popen[str], expected: str) -> None:
@@ -126,6 +125,7 @@ def kill(proc: subprocess.Popen[str]) -> None:
     proc.wait(timeout=30)
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     "step",
     [
@@ -173,9 +173,10 @@ def test_remember_killed_holding_index_lock_is_made_up_by_the_next(root: Path, s
     else:  # its commit was made; only its index entries were missing
         assert int(git(root, "rev-list", "--count", "HEAD")) == commits_before + 2
     assert gitstate.read_pending(root / STATE_DIR) == []
-    assert memvault("check", "--vault", root).returncode == 0
+    assert run_main("check", "--vault", root).returncode == 0
 
 
+@pytest.mark.subprocess
 def test_random_sigkills_of_remember_never_stop_versioning(root: Path):
     """Kill `memvault remember` at random moments (before, in, after the write and the
     commit): the next remember commits everything those left, and nothing is left over."""
@@ -201,6 +202,7 @@ def test_random_sigkills_of_remember_never_stop_versioning(root: Path):
     assert gitstate.problem(root / STATE_DIR) is None
 
 
+@pytest.mark.subprocess
 def test_a_live_foreign_lock_is_never_removed_and_the_failure_is_red(root: Path):
     lock = root / ".git" / "index.lock"
     holder = subprocess.Popen(
@@ -225,10 +227,10 @@ def test_a_live_foreign_lock_is_never_removed_and_the_failure_is_red(root: Path)
         assert lock.stat().st_ino == inode  # the person's lock is untouched
         assert saved not in tracked(root)
 
-        status = memvault("status", "--vault", root, "--json")
+        status = run_main("status", "--vault", root, "--json")
         assert status.returncode == 1
         assert json.loads(status.stdout)["git"]["level"] == "ERROR"
-        check = memvault("check", "--vault", root)
+        check = run_main("check", "--vault", root)
         assert check.returncode == 1
         assert "ERROR: git: 2 file(s) saved but not committed" in check.stdout
         vault = Vault(root)
@@ -258,13 +260,14 @@ def test_a_live_foreign_lock_is_never_removed_and_the_failure_is_red(root: Path)
     assert head.startswith(f"remember group_1 {third.stdout.strip()}\n")
     made_up = [Path(p).stem for p in episodes(root) if Path(p).stem != third.stdout.strip()]
     assert all(f"\n- remember group_1 {ep_id}\n" in head for ep_id in made_up)
-    assert memvault("check", "--vault", root).returncode == 0
-    assert memvault("status", "--vault", root).returncode == 0
+    assert run_main("check", "--vault", root).returncode == 0
+    assert run_main("status", "--vault", root).returncode == 0
     assert git_check(Vault(root), True)[0] == "OK"
     cards = {c["id"]: c for c in health(ConsoleContext(Vault(root), None), Body({}))["cards"]}
     assert cards["git"]["level"] == "green"
 
 
+@pytest.mark.subprocess
 def test_a_live_memvault_lock_is_waited_for_then_recovered_once_its_owner_is_killed(
     root: Path, monkeypatch
 ):

@@ -7,7 +7,8 @@ import subprocess
 import pytest
 
 from indexer.retrieval.relevance import DEFAULT_FLOOR
-from tests.cli.test_cli import SCOPE, run, run_json
+from tests.cli.test_cli import SCOPE, run_json
+from tests.helpers.cli_run import memvault
 from tests.helpers.paths import REPO
 
 BENCH = REPO.parent / "shared" / "bench"
@@ -16,18 +17,18 @@ BENCH = REPO.parent / "shared" / "bench"
 @pytest.fixture(scope="module")
 def filled(tmp_path_factory):
     root = tmp_path_factory.mktemp("relcli") / "memory"
-    run("init", str(root))
+    memvault("init", str(root))
     for text in (
         "Group B secret codename is Falcon",
         "Alice is going to Beijing next week for a conference",
         "李伟对花生过敏，点餐时要注意",
     ):
-        run("remember", text, *SCOPE, vault=root)
+        memvault("remember", text, *SCOPE, env_vault=root)
     return root
 
 
 def test_unrelated_query_results_are_listed_but_marked_below_the_floor(filled):
-    out = run("search", "Tokyo flight?", *SCOPE, vault=filled).stdout
+    out = memvault("search", "Tokyo flight?", *SCOPE, env_vault=filled).stdout
     lines = [line for line in out.splitlines() if line.strip()]
     assert lines and all(line.endswith(": would not be injected]") for line in lines), out
     below = f"< floor {DEFAULT_FLOOR:.2f}"
@@ -42,7 +43,9 @@ def test_matching_query_passes_and_explain_shows_the_same_numbers(filled):
     assert "Beijing" in top["content"] and top["passed"] is True
     absolute = top["explain"]["absolute"]
     assert absolute["value"] == pytest.approx(top["relevance"], abs=1e-4)
-    text = run("search", "when does Alice go to Beijing?", *SCOPE, "--explain", vault=filled)
+    text = memvault(
+        "search", "when does Alice go to Beijing?", *SCOPE, "--explain", env_vault=filled
+    )
     head, *first = text.stdout.splitlines()[:5]
     assert head.lower().startswith("gate: passed: names alice; floor ")
     assert first[0].endswith(f"[relevance {absolute['value']:.3f}: would be injected]")
@@ -79,19 +82,19 @@ def test_eval_retrieval_writes_relevant_and_abstains_on_everyday_chat(tmp_path):
 
 
 def test_a_greeting_is_gated_and_the_gate_can_be_turned_off(filled):
-    out = run("search", "你好", *SCOPE, vault=filled).stdout
+    out = memvault("search", "你好", *SCOPE, env_vault=filled).stdout
     lines = [line for line in out.splitlines() if line.strip()]
     assert lines and all(
         line.endswith("[gate: skipped: greeting: would not be injected]") for line in lines
     ), out
     # --explain opens with the verdict: the gate's decision and the floor that applied.
-    head = run("search", "你好", *SCOPE, "--explain", vault=filled).stdout.splitlines()[0]
+    head = memvault("search", "你好", *SCOPE, "--explain", env_vault=filled).stdout.splitlines()[0]
     assert head == "gate: skipped: greeting; floor 0.44 for a single message (runners-up 0.33)"
 
     items = run_json("search", "你好", *SCOPE, "--explain", vault=filled)
     assert items and all(i["passed"] is False for i in items)
     assert {i["explain"]["gate"]["rule"] for i in items} == {"social.greeting"}
-    off = run("search", "你好", *SCOPE, "--gate", "off", "--explain", vault=filled).stdout
+    off = memvault("search", "你好", *SCOPE, "--gate", "off", "--explain", env_vault=filled).stdout
     head, *rest = off.splitlines()
     assert head.startswith("gate: off; floor 0.44")
     assert rest and all("gate:" not in line for line in rest), off
@@ -99,12 +102,12 @@ def test_a_greeting_is_gated_and_the_gate_can_be_turned_off(filled):
 
 def test_a_question_in_one_language_injects_a_memory_in_the_other(tmp_path):
     root = tmp_path / "memory"
-    run("init", str(root))
+    memvault("init", str(root))
     for text in (
         "李伟下周三要在上海做产品发布会的演讲。",
         "Bob is learning to play the violin this year.",
     ):
-        run("remember", text, *SCOPE, vault=root)
+        memvault("remember", text, *SCOPE, env_vault=root)
     for query, want in (
         ("who is speaking in Shanghai next week?", "上海"),
         ("谁在学小提琴？", "violin"),

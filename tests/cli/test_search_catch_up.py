@@ -23,7 +23,7 @@ from indexer import engine
 from indexer.backends.embeddings import EmbedderIdentity
 from indexer.retrieval.search_query import SearchQuery
 from indexer.sync import catch_up
-from memvault_cli.main import main
+from tests.helpers.cli_run import run_main
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.writes.new_episode import NewEpisode
@@ -70,15 +70,14 @@ def root(tmp_path: Path, capsys: pytest.CaptureFixture[str], embedded: list[str]
     """A vault whose chat holds one memory, indexed by a first search."""
     root = tmp_path / "memory"
     init_vault(root, git=False)
-    assert cli(capsys, root, "remember", "Alice is going to Beijing next week", *SCOPE)[0] == 0
-    assert cli(capsys, root, "search", "Beijing", *SCOPE)[0] == 0
+    assert cli(root, "remember", "Alice is going to Beijing next week", *SCOPE)[0] == 0
+    assert cli(root, "search", "Beijing", *SCOPE)[0] == 0
     return root
 
 
-def cli(capsys: pytest.CaptureFixture[str], root: Path, *argv: str) -> tuple[int, str, str]:
-    code = main([*argv, "--vault", str(root)])
-    out = capsys.readouterr()
-    return code, out.out, out.err
+def cli(root: Path, *argv: str) -> tuple[int, str, str]:
+    ran = run_main(*argv, "--vault", root)
+    return ran.returncode, ran.stdout, ran.stderr
 
 
 def hand_written(root: Path, count: int, word: str = "heron") -> list[str]:
@@ -95,7 +94,7 @@ def contents(out: str) -> list[str]:
 def test_many_pending_changes_are_left_to_a_writer_and_said(root, capsys, embedded):
     texts = hand_written(root, catch_up.CATCH_UP_FILES + 36)
     before = len(embedded)
-    code, out, err = cli(capsys, root, "search", "Beijing", *SCOPE, "--json")
+    code, out, err = cli(root, "search", "Beijing", *SCOPE, "--json")
     assert code == 0
     assert contents(out)[0] == "Alice is going to Beijing next week"  # from the index as built
     assert not set(texts) & set(embedded[before:])  # nothing of the 100 files was embedded
@@ -104,17 +103,17 @@ def test_many_pending_changes_are_left_to_a_writer_and_said(root, capsys, embedd
     assert f"{len(texts)} changed memory file(s)" in lines[0]
     assert "`memvault reindex --keep`" in lines[0] and "`memvault watch`" in lines[0]
     # They are still pending (status says so), and `reindex --keep` indexes them.
-    status = json.loads(cli(capsys, root, "status", "--json")[1])
+    status = json.loads(cli(root, "status", "--json")[1])
     assert status["pending"]["added"] == len(texts)
-    assert cli(capsys, root, "reindex", "--keep", "--json")[0] == 0
-    code, out, err = cli(capsys, root, "search", "heron number 7 pond 7", *SCOPE, "--json")
+    assert cli(root, "reindex", "--keep", "--json")[0] == 0
+    code, out, err = cli(root, "search", "heron number 7 pond 7", *SCOPE, "--json")
     assert "the heron number 7 was seen at pond 7" in contents(out)
     assert "not indexed yet" not in err
 
 
 def test_a_few_changes_are_indexed_first_as_before(root, capsys, embedded):
     texts = hand_written(root, 3, word="kingfisher")
-    code, out, err = cli(capsys, root, "search", "kingfisher number 1 pond 1", *SCOPE, "--json")
+    code, out, err = cli(root, "search", "kingfisher number 1 pond 1", *SCOPE, "--json")
     assert code == 0 and "the kingfisher number 1 was seen at pond 1" in contents(out)
     assert set(texts) <= set(embedded) and "not indexed yet" not in err
 
@@ -122,11 +121,11 @@ def test_a_few_changes_are_indexed_first_as_before(root, capsys, embedded):
 def test_a_deleted_file_stops_answering_even_when_much_waits(root, capsys):
     (root / EPISODES).joinpath("gone.md").write_text("the spare key is under the mat\n")
     assert "the spare key is under the mat" in contents(
-        cli(capsys, root, "search", "spare key mat", *SCOPE, "--json")[1]
+        cli(root, "search", "spare key mat", *SCOPE, "--json")[1]
     )
     (root / EPISODES / "gone.md").unlink()
     hand_written(root, catch_up.CATCH_UP_FILES + 1)
-    code, out, err = cli(capsys, root, "search", "spare key mat", *SCOPE, "--json")
+    code, out, err = cli(root, "search", "spare key mat", *SCOPE, "--json")
     assert code == 0 and "not indexed yet" in err
     assert "the spare key is under the mat" not in contents(out)
 
@@ -139,7 +138,7 @@ def test_with_no_index_it_indexes_first_with_progress_lines(tmp_path, capsys, mo
     init_vault(root, git=False)
     (root / EPISODES).mkdir(parents=True)
     hand_written(root, 80)
-    code, out, err = cli(capsys, root, "search", "heron number 3 pond 3", *SCOPE, "--json")
+    code, out, err = cli(root, "search", "heron number 3 pond 3", *SCOPE, "--json")
     assert code == 0 and "the heron number 3 was seen at pond 3" in contents(out)
     lines = err.splitlines()
     assert "no index yet: indexing 80 memory file(s)" in lines[0] and "Ctrl-C" in lines[0]
@@ -160,9 +159,9 @@ def test_ctrl_c_while_indexing_keeps_what_was_indexed(tmp_path, capsys, monkeypa
     init_vault(root, git=False)
     (root / EPISODES).mkdir(parents=True)
     hand_written(root, 150)
-    assert cli(capsys, root, "search", "heron", *SCOPE)[0] == 130
+    assert cli(root, "search", "heron", *SCOPE)[0] == 130
     tiny.interrupt_after = None
-    code, out, err = cli(capsys, root, "search", "heron number 5 pond 5", *SCOPE, "--json")
+    code, out, err = cli(root, "search", "heron number 5 pond 5", *SCOPE, "--json")
     # The first batch (32 files) was kept: this search answers from it and says the rest.
     assert code == 0 and "the heron number 5 was seen at pond 5" in contents(out)
     assert "not indexed yet: 118 changed memory file(s)" in err
@@ -174,7 +173,7 @@ def test_a_search_never_waits_for_a_vector_rebuild(root, capsys, monkeypatch):
     new: list[str] = []
     monkeypatch.setattr(engine, "default_embedder", lambda: Tiny("tiny", []))  # the old one
     monkeypatch.setattr(engine, "embedder_from_settings", lambda: Tiny("other", new))
-    code, out, err = cli(capsys, root, "search", "Beijing", *SCOPE, "--json")
+    code, out, err = cli(root, "search", "Beijing", *SCOPE, "--json")
     assert code == 0 and contents(out)[0] == "Alice is going to Beijing next week"
     assert new == [] and "the vectors of other@1/16 are not built yet" in err
     assert "`memvault reindex --keep`" in err
@@ -182,7 +181,7 @@ def test_a_search_never_waits_for_a_vector_rebuild(root, capsys, monkeypatch):
 
 def test_a_write_never_waits_for_a_watchers_long_sync(tmp_path, monkeypatch):
     """The plugin and the console index their own writes at once; while the watcher runs a
-    long sync (a start-up catch-up: here the syncer held for 6 s), a `remember` returns
+    long sync (a start-up catch-up: here the syncer held until it returns), a `remember` returns
     after WRITE_WAIT_S, and the watcher indexes it once that sync is done."""
     monkeypatch.setattr(engine, "WRITE_WAIT_S", 0.3)
     root = tmp_path / "memory"
@@ -192,18 +191,20 @@ def test_a_write_never_waits_for_a_watchers_long_sync(tmp_path, monkeypatch):
         eng.attach(vault)
         assert eng.watch().ready.wait(30)
         assert eng.syncer is not None
-        held = threading.Event()
+        held, done = threading.Event(), threading.Event()
 
-        def long_sync() -> None:
+        def long_sync() -> None:  # held until the write has returned (was a fixed 6 s)
             with eng.syncer.mutex:
                 held.set()
-                time.sleep(6)
+                done.wait(30)
 
         threading.Thread(target=long_sync, daemon=True).start()
         assert held.wait(10)
         started = time.monotonic()
         vault.remember(NewEpisode(CHAT, "the otter family moved to the north bank"))
         assert time.monotonic() - started < 3
+        assert held.is_set() and not done.is_set()  # it returned while the sync still ran
+        done.set()
         deadline = time.monotonic() + 30
         found: list[str] = []
         while time.monotonic() < deadline and not found:

@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memvault_cli.main import main as cli_main
-from tests.cli.test_git_recovery import MEMVAULT, SCOPE, dead_pid, kill, porcelain, wait_line
+from tests.cli.test_git_recovery import SCOPE, dead_pid, kill, porcelain, wait_line
+from tests.helpers.cli_run import memvault
 from vault.layout.create import init_vault
 from vault.writes import tempfiles
 from vault.writes.new_episode import NewEpisode
@@ -59,10 +60,6 @@ sys.exit(main(sys.argv[2:]))
 
 def temps(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*.tmp") if ".git" not in p.relative_to(root).parts)
-
-
-def memvault(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*MEMVAULT, *map(str, args)], capture_output=True, text=True)
 
 
 def scope_args(root: Path) -> list[str]:
@@ -261,6 +258,7 @@ def test_dead_writers_temps_are_swept_at_start_up_and_git_status_is_clean(vault:
     assert porcelain(vault.root) == []
 
 
+@pytest.mark.subprocess
 def test_a_live_writers_temps_are_kept(vault: Vault):
     folder = _episodes_dir(vault)
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
@@ -300,6 +298,7 @@ def test_a_temp_name_holds_the_pid_the_sweep_reads(tmp_path: Path):
         assert match["name"] == "ep_1.md" and bool(match["old"]) == (kind == ".old")
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize(
     ("point", "command"),
     [
@@ -322,9 +321,7 @@ def test_a_sigkilled_write_leaves_nothing_after_the_next_start(vault: Vault, poi
     assert temps(root) != []  # what the kill leaves
     assert porcelain(root) != []
 
-    result = memvault("remember", *scope_args(root), "the next process")
-
-    assert result.returncode == 0, result.stderr
+    memvault("remember", *scope_args(root), "the next process")  # in-process: exit 0
     assert temps(root) == []
     assert porcelain(root) == []
     assert vault.layout.profile_path(SCOPE).read_bytes() == profile  # never lost

@@ -8,9 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,6 +19,7 @@ from hypothesis import strategies as st
 
 from indexer.cli.watch import SHOWN_PATHS, batch_text
 from indexer.sync.syncer import SyncReport
+from tests.helpers.cli_run import MEMVAULT, memvault
 from tests.indexer.sync.test_watcher import git  # commits with a fixed identity
 from vault.format.model import Problem
 from vault.health.check import check_vault
@@ -29,7 +28,6 @@ from vault.layout.keys import ScopeId
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
-MEMVAULT = shutil.which("memvault") or str(Path(sys.executable).parent / "memvault")
 CHAT = ScopeId("b1", "group_1")
 START_S = 120.0  # imports, model load and the first reconcile on a busy 2-core box
 SEEN_S = 30.0
@@ -103,6 +101,7 @@ def next_batch(watch: Watch, seen: int, what: str) -> tuple[str, list[str]]:
     return lines[at], lines[at + 1 :]
 
 
+@pytest.mark.subprocess
 def test_each_hand_edit_new_file_and_git_revert_prints_one_line(root, watch):
     files = sorted((root / "bots").rglob("*.md"))
     first = files[0]
@@ -136,6 +135,7 @@ def test_each_hand_edit_new_file_and_git_revert_prints_one_line(root, watch):
     assert len(watch.batches()) == 4, watch.stderr()  # none for the commit or the rewrite
 
 
+@pytest.mark.subprocess
 def test_watch_json_prints_each_batch_as_a_json_line_on_stdout(root, tmp_path):
     watch = Watch(root, tmp_path, "--json")
     try:
@@ -155,9 +155,7 @@ def test_watch_json_prints_each_batch_as_a_json_line_on_stdout(root, tmp_path):
 
 
 def test_watch_help_says_what_it_prints():
-    proc = subprocess.run([MEMVAULT, "watch", "--help"], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    flat = " ".join(proc.stdout.split())
+    flat = " ".join(memvault("watch", "--help").stdout.split())
     assert "one line per applied batch on stderr" in flat, flat
     assert "--json: each batch" in flat and "changed nothing prints nothing" in flat, flat
 

@@ -3,8 +3,12 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from tests.conftest import git
 from vault.health.check import check_vault
+
+pytestmark = pytest.mark.slow  # 400 commits from two processes
 
 WORKER = textwrap.dedent(
     """

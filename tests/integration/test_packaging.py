@@ -25,6 +25,8 @@ from packaging.specifiers import SpecifierSet
 
 from tests.helpers.paths import REPO
 
+pytestmark = pytest.mark.slow  # builds a wheel and a venv
+
 PYPROJECT = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))
 PROJECT = PYPROJECT["project"]
 PACKAGES = PYPROJECT["tool"]["setuptools"]["packages"]

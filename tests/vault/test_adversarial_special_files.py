@@ -2,8 +2,9 @@
 a hashed folder's `.id`, the `.memvault/` state folder) planted as something other than a
 plain file: a link out of the vault (dangling or not), a FIFO, a socket, a folder.
 
-Through the real CLI in a subprocess with a timeout, because the old failure was a hang: a
-FIFO opened for reading or appending blocks forever, while the writer lock is held. Each
+Through the CLI in-process with a deadline (cli_run's `within`: SIGALRM interrupts a blocked
+open), because the old failure was a hang: a FIFO opened for reading or appending blocks
+forever, while the writer lock is held. Each
 case must answer within the timeout with one line naming the path, write nothing outside
 the vault, and `check` must finish and name the path too.
 """
@@ -13,28 +14,23 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.paths import MEMVAULT as MEMVAULT_BIN
+from tests.helpers.cli_run import Ran, run_main
 from vault.layout.create import init_vault
 from vault.layout.names import encode_name
 
-MEMVAULT = MEMVAULT_BIN
 TIMEOUT = 20.0
 LONG_SESSION = "s" * 130  # past the 120-byte folder cap: a hashed name with a `.id` file
 SESSION_DIR = "bots/b1/sessions/group_1"
 HASHED_DIR = f"bots/b1/sessions/{encode_name(LONG_SESSION)}"
 
 
-def run(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MEMVAULT_VAULT": str(vault)}
-    return subprocess.run(
-        [MEMVAULT, *args], env=env, capture_output=True, text=True, timeout=TIMEOUT, check=False
-    )
+def run(vault: Path, *args: str) -> Ran:
+    return run_main(*args, env_vault=vault, within=TIMEOUT)
 
 
 def plant_link_out(target: Path, outside: Path) -> None:

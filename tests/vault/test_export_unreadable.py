@@ -5,14 +5,11 @@ export of the whole chat; the broken file itself is not touched."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.cli_run import Ran, run_main
 from vault.errors import FOUND_PROBLEMS
 from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
@@ -20,7 +17,6 @@ from vault.transfer.exchange import export_scope, import_payload, unreadable_war
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
-MEMVAULT = shutil.which("memvault") or str(Path(sys.executable).parent / "memvault")
 CHAT = ScopeId("b1", "group_123")
 ARGS = ["--bot", "b1", "--session", "group_123"]
 BROKEN_PROFILE = "traits: [kind\nname: Ann\n"  # an unclosed list, as a hand edit leaves it
@@ -72,11 +68,8 @@ def test_a_clean_chat_exports_an_empty_unreadable_list_and_round_trips(tmp_path:
     assert import_payload(vault, other, data)["imported"] == 1  # the new key imports fine
 
 
-def run(vault: Vault, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MEMVAULT_VAULT": str(vault.layout.root)}
-    return subprocess.run(
-        [MEMVAULT, *args], env=env, capture_output=True, text=True, timeout=120, check=False
-    )
+def run(vault: Vault, *args: str) -> Ran:
+    return run_main(*args, env_vault=vault.layout.root)
 
 
 def test_cli_export_writes_the_rest_warns_on_stderr_and_exits_1(broken, tmp_path) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from indexer.jobs.llm import LLMError, parse_json_reply
-from memvault_cli.main import main
+from tests.helpers.cli_run import run_main
 from tests.indexer.sync.test_sync import open_syncer, paths_found
 from vault.format.input_limits import MAX_JSON_DEPTH, MAX_YAML_DEPTH
 from vault.health.check import check_vault
@@ -59,10 +59,9 @@ HOSTILE_JSON = {
 }
 
 
-def run(capsys, vault: Vault, *argv: str) -> tuple[int, str]:
-    code = main([*argv, "--vault", str(vault.root)])
-    captured = capsys.readouterr()
-    return code, captured.out + captured.err
+def run(vault: Vault, *argv: str) -> tuple[int, str]:
+    ran = run_main(*argv, "--vault", vault.root)
+    return ran.returncode, ran.stdout + ran.stderr
 
 
 @pytest.mark.parametrize("name", HOSTILE_JSON)
@@ -70,7 +69,7 @@ def test_import_of_hostile_json_exits_2_naming_the_problem(capsys, vault, tmp_pa
     text, words = HOSTILE_JSON[name]
     path = tmp_path / "hostile.json"
     path.write_text(text, encoding="utf-8")
-    code, said = run(capsys, vault, "import", str(path), *SCOPE)
+    code, said = run(vault, "import", str(path), *SCOPE)
     assert code == 2, said
     assert words in said and str(path) in said, said
     assert "internal error" not in said and "Traceback" not in said
@@ -84,9 +83,9 @@ def test_an_export_at_the_deepest_readable_front_matter_imports_again(capsys, va
     folder.mkdir(parents=True)
     value = nested(MAX_YAML_DEPTH - 1, "x")  # the front matter mapping is level 1
     (folder / "deep.md").write_text(f"---\nid: ep_deep\nshape: {value}\n---\nDeep\n")
-    assert run(capsys, vault, "export", *SCOPE, "--out", str(tmp_path / "e.json"))[0] == 0
+    assert run(vault, "export", *SCOPE, "--out", str(tmp_path / "e.json"))[0] == 0
     other = ["--bot", "b1", "--session", "g2"]
-    code, said = run(capsys, vault, "import", str(tmp_path / "e.json"), *other)
+    code, said = run(vault, "import", str(tmp_path / "e.json"), *other)
     assert (code, said.strip()) == (0, "imported 1 episode(s), 0 already present")
 
 
@@ -143,7 +142,7 @@ def test_a_hostile_audit_line_is_a_problem_line_not_a_crash(capsys, vault):
     log = vault.layout.audit_path(CHAT)
     good = log.read_text(encoding="utf-8")
     log.write_text(good + nested(2000) + "\n", encoding="utf-8")
-    code, said = run(capsys, vault, "check")
+    code, said = run(vault, "check")
     assert code == 1 and "audit.jsonl:2: not an audit entry" in said, said
     assert "nests deeper than" in said and "internal error" not in said
 
@@ -195,7 +194,7 @@ def test_ordinary_json_still_reads(capsys, vault, tmp_path):
     path = tmp_path / "ok.json"
     item = {"content": "x", "extra": {"a": json.loads(nested(MAX_YAML_DEPTH - 1))}}
     path.write_text(json.dumps({"episodes": [item]}), encoding="utf-8")
-    assert run(capsys, vault, "import", str(path), *SCOPE)[0] == 0
+    assert run(vault, "import", str(path), *SCOPE)[0] == 0
     assert parse_json_reply('```json\n{"a": [1, 2.5, "x"]}\n```') == {"a": [1, 2.5, "x"]}
 
 
@@ -203,6 +202,6 @@ def test_an_import_file_past_the_size_limit_is_refused_unread(capsys, vault, tmp
     monkeypatch.setattr("vault.cli.transfer.MAX_IMPORT_BYTES", 1_000)  # 200 MB in earnest
     path = tmp_path / "big.json"
     path.write_text(json.dumps([{"content": f"memory {n}"} for n in range(200)]), "utf-8")
-    code, said = run(capsys, vault, "import", str(path), *SCOPE)
+    code, said = run(vault, "import", str(path), *SCOPE)
     assert code == 2 and f"{path} is larger than 0.001 MB: split it into parts" in said, said
     assert vault.load_episodes(CHAT)[0] == []

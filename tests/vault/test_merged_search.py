@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import indexer.engine as engine_module
 from indexer.retrieval.search_query import SearchQuery
 from tests.helpers.worlds import open_world
 from tests.indexer.backends.test_index_contract import doc, open_backend
@@ -89,10 +90,13 @@ _serial = itertools.count()
 
 
 @pytest.fixture(scope="module")
-def world(tmp_path_factory):
+def world(tmp_path_factory, tiny_embedder):
+    """The subject is which keys a search may reach, not the model: the TEST FAKE embedder."""
     root = tmp_path_factory.mktemp("merged") / "memory"
-    with open_world(root) as world:
-        yield world
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(engine_module, "embedder_from_settings", lambda: tiny_embedder)
+        with open_world(root) as world:
+            yield world
 
 
 def _word(n: int) -> str:

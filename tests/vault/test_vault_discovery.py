@@ -1,7 +1,7 @@
 """`cd memory && memvault list ...` works (issue 15 follow-up): a command finds the vault
 the current folder is in, like git finds its repository, but never a folder that is not a
 MemVault vault, never another user's, and never over an explicit --vault or
-$MEMVAULT_VAULT. The real console script in a subprocess; real folders, git and clones."""
+$MEMVAULT_VAULT. The command in-process (tests/helpers/cli_run.py); real folders, git, clones."""
 
 from __future__ import annotations
 

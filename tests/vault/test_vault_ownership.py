@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memvault_cli.main import main
+from tests.helpers.cli_run import run_main
 from vault.layout.create import init_vault
 from vault.layout.discovery import ForeignVaultError, locate
 from vault.layout.keys import ScopeId
@@ -37,10 +37,9 @@ def vault_of(folder: Path, uid: int) -> Path:
     return folder
 
 
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+def run(*argv: str) -> tuple[int, str, str]:
+    ran = run_main(*argv, env_vault=os.environ.get("MEMVAULT_VAULT"))  # as monkeypatch set it
+    return ran.returncode, ran.stdout, ran.stderr
 
 
 @pytest.fixture
@@ -61,7 +60,7 @@ def assert_refused(capsys, shared: Path, planted: Path, *, clause: str) -> None:
     """`list` and `remember` both refuse (exit 2), say whose and what to do, write nothing."""
     before = files_of(planted)
     for argv in (["list", *SCOPE], ["remember", "my secret plans", *SCOPE]):
-        code, out, err = run(capsys, *argv)
+        code, out, err = run(*argv)
         assert code == 2, (argv, out, err)
         assert PLANTED not in out
         assert clause in err, err
@@ -75,7 +74,7 @@ def test_a_memory_folder_of_another_user_is_refused(capsys, shared: Path):
     planted = vault_of(shared / "memory", OTHER)
     assert_refused(capsys, shared, planted, clause=f"belongs to uid {OTHER}, not to you")
     # Used on purpose, it is used.
-    code, out, _ = run(capsys, "list", *SCOPE, "--vault", str(planted))
+    code, out, _ = run("list", *SCOPE, "--vault", str(planted))
     assert code == 0 and PLANTED in out
 
 
@@ -100,11 +99,11 @@ def test_a_vault_of_another_user_above_the_current_folder_is_refused(
     planted = vault_of(shared / "vault", OTHER)
     inside = planted / "bots" / "b1"
     monkeypatch.chdir(inside)
-    code, out, err = run(capsys, "list", *SCOPE)
+    code, out, err = run("list", *SCOPE)
     assert code == 2 and PLANTED not in out
     assert f"{planted} (found above the current folder) belongs to uid {OTHER}" in err
     assert f"--vault {planted}" in err
-    code, out, _ = run(capsys, "list", *SCOPE, "--vault", str(planted))
+    code, out, _ = run("list", *SCOPE, "--vault", str(planted))
     assert code == 0 and PLANTED in out
 
 
@@ -113,7 +112,7 @@ def test_a_hand_made_memory_folder_of_another_user_is_refused(capsys, shared: Pa
     planted = shared / "memory"
     planted.mkdir()
     os.chown(planted, OTHER, OTHER)
-    code, _, err = run(capsys, "remember", "my secret plans", *SCOPE)
+    code, _, err = run("remember", "my secret plans", *SCOPE)
     assert code == 2 and f"belongs to uid {OTHER}" in err
     assert list(planted.iterdir()) == []
 
@@ -122,7 +121,7 @@ def test_init_never_makes_its_vault_inside_another_users_memory(capsys, shared: 
     planted = shared / "memory"
     planted.mkdir()
     os.chown(planted, OTHER, OTHER)
-    code, _, err = run(capsys, "init")
+    code, _, err = run("init")
     assert code == 2 and f"belongs to uid {OTHER}" in err
     assert list(planted.iterdir()) == []
 
@@ -136,7 +135,7 @@ def test_a_vault_every_user_can_write_is_refused(capsys, shared: Path):
     assert_refused(capsys, shared, planted, clause="holds bots/ that every user")
     planted.chmod(0o775)  # group-write is a deliberate share: allowed
     (planted / "bots").chmod(0o775)
-    code, out, _ = run(capsys, "list", *SCOPE)
+    code, out, _ = run("list", *SCOPE)
     assert code == 0 and PLANTED in out
 
 
@@ -161,38 +160,36 @@ def test_ownership_is_judged_by_the_effective_uid(shared: Path, monkeypatch):
 
 @pytest.mark.parametrize("how", ["--vault", "MEMVAULT_VAULT"])
 def test_an_explicit_link_to_another_users_vault_is_used_with_a_warning(
-    capsys, caplog, shared: Path, tmp_path: Path, monkeypatch, how: str
+    shared: Path, tmp_path: Path, monkeypatch, how: str
 ):
     theirs = vault_of(tmp_path / "theirs", OTHER)
     link = shared / "link"
     link.symlink_to(theirs, target_is_directory=True)
     if how == "--vault":
-        code, out, err = run(capsys, "list", *SCOPE, "--vault", str(link))
+        code, out, err = run("list", *SCOPE, "--vault", str(link))
     else:
         monkeypatch.setenv("MEMVAULT_VAULT", str(link))
-        code, out, err = run(capsys, "list", *SCOPE)
+        code, out, err = run("list", *SCOPE)
     assert code == 0 and PLANTED in out
-    warned = [getattr(r, "plain", "") for r in caplog.records if r.levelname == "WARNING"]
     said = f"is a link to {theirs}, which belongs to uid {OTHER}: used as you asked"
-    assert [w for w in warned if said in w], warned
+    # The run's own stderr: the plain warning line a person reads (PlainFormatter).
+    assert [w for w in err.splitlines() if w.startswith("warning: ") and said in w], err
     # The folder itself, named explicitly, is the user's own choice: no warning.
-    caplog.clear()
     monkeypatch.delenv("MEMVAULT_VAULT", raising=False)
-    code, out, err = run(capsys, "list", *SCOPE, "--vault", str(theirs))
-    assert code == 0 and PLANTED in out
-    assert [r for r in caplog.records if r.name == "vault.layout.discovery"] == []
+    code, out, err = run("list", *SCOPE, "--vault", str(theirs))
+    assert code == 0 and PLANTED in out and err == ""
 
 
 def test_my_own_vault_and_a_link_to_it_are_used(capsys, shared: Path, tmp_path: Path):
     mine = vault_of(tmp_path / "mine", 0)
     (shared / "memory").symlink_to(mine, target_is_directory=True)
-    code, out, err = run(capsys, "list", *SCOPE)
+    code, out, err = run("list", *SCOPE)
     assert code == 0 and PLANTED in out, err
 
 
 def test_a_memory_link_loop_says_no_vault(capsys, shared: Path):
     (shared / "memory").symlink_to(shared / "memory")
-    code, _, err = run(capsys, "list", *SCOPE)
+    code, _, err = run("list", *SCOPE)
     assert code == 2 and "no vault at" in err and "Traceback" not in err
 
 
@@ -200,7 +197,7 @@ def test_the_demos_default_folder_of_another_user_is_refused(capsys, shared: Pat
     planted = shared / "demo-vault"
     planted.mkdir()
     os.chown(planted, OTHER, OTHER)
-    code, _, err = run(capsys, "demo", "--no-watch")
+    code, _, err = run("demo", "--no-watch")
     assert (
         code == 2 and f"demo-vault (the demo's default ./demo-vault) belongs to uid {OTHER}" in err
     )

@@ -1,4 +1,4 @@
-"""Git states a person leaves a vault in, through the real CLI and the real `git` binary.
+"""Git states a person leaves a vault in, through the CLI (in-process) and the real `git` binary.
 
 A detached HEAD (a bisect, `git checkout <commit>`): the old code committed the memory onto
 it, on no branch, so the person's next `git switch main` deleted the memory file from disk
@@ -16,20 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.paths import MEMVAULT as MEMVAULT_BIN
+from tests.helpers.cli_run import run_main
 from vault.layout.create import init_vault
 
-MEMVAULT = MEMVAULT_BIN
 GIT = shutil.which("git")
 pytestmark = pytest.mark.skipif(GIT is None, reason="needs the git binary")
 SCOPE = ["--bot", "b1", "--session", "group_1"]
-
-
-def memvault(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MEMVAULT_VAULT": str(vault)}
-    return subprocess.run(
-        [MEMVAULT, *args], env=env, capture_output=True, text=True, timeout=60, check=False
-    )
 
 
 def git(vault: Path, *args: str, check: bool = True) -> str:
@@ -50,7 +42,7 @@ def episode_files(vault: Path) -> set[str]:
 def vault(tmp_path: Path) -> Path:
     root = tmp_path / "vault"
     init_vault(root, git=True)
-    assert memvault(root, "remember", "first memory", *SCOPE).returncode == 0
+    assert run_main("remember", "first memory", *SCOPE, env_vault=root).returncode == 0
     return root
 
 
@@ -78,24 +70,24 @@ def test_a_memory_saved_on_a_detached_head_survives_and_is_committed_on_the_bran
     git(vault, "checkout", "-q", "--detach", "HEAD")
     detached_at = git(vault, "rev-parse", "HEAD").strip()
 
-    saved = memvault(vault, "remember", "written while detached", *SCOPE)
+    saved = run_main("remember", "written while detached", *SCOPE, env_vault=vault)
 
     assert saved.returncode == 1, saved.stderr
     assert "HEAD is detached" in saved.stderr and "memory saved in" in saved.stderr
     assert git(vault, "rev-parse", "HEAD").strip() == detached_at  # nothing committed there
     new_file = next(iter(episode_files(vault) - set(git(vault, "ls-files").split())))
-    status = memvault(vault, "status")
+    status = run_main("status", env_vault=vault)
     assert status.returncode == 1 and "not committed" in status.stderr + status.stdout
 
     git(vault, "switch", "-q", "main")
 
     assert new_file in episode_files(vault)  # the old code's commit made the switch delete it
-    again = memvault(vault, "remember", "back on the branch", *SCOPE)
+    again = run_main("remember", "back on the branch", *SCOPE, env_vault=vault)
     assert again.returncode == 0, again.stderr
     assert "Also commits what earlier operations saved" in git(vault, "log", "-1", "--format=%B")
     assert new_file in git(vault, "ls-tree", "-r", "--name-only", "main").split()
     assert git(vault, "status", "--porcelain", "--", "bots").strip() == ""
-    listed = memvault(vault, "list", *SCOPE)
+    listed = run_main("list", *SCOPE, env_vault=vault)
     assert "written while detached" in listed.stdout and "back on the branch" in listed.stdout
 
 
@@ -105,7 +97,7 @@ def test_a_memory_saved_during_a_stopped_rebase_lands_in_the_rebased_branch(vaul
     `git rebase --continue`)."""
     _detach_by_stopped_rebase(vault)
 
-    saved = memvault(vault, "remember", "written mid-rebase", *SCOPE)
+    saved = run_main("remember", "written mid-rebase", *SCOPE, env_vault=vault)
 
     assert saved.returncode == 0, saved.stderr
     new_file = next(

@@ -14,7 +14,7 @@ import pytest
 
 from console.api import dispatch
 from console.context import ConsoleContext
-from tests.cli.test_cli import run
+from tests.helpers.cli_run import memvault
 from tests.helpers.secret_scan import everywhere
 from vault.candidates import Candidate, write_candidates
 from vault.events import Actor, EventType, open_event
@@ -111,9 +111,9 @@ def _names(root: Path) -> list[str]:
 
 def test_cli_speaker_name_and_fact_key_holding_secrets_are_stored_nowhere(tmp_path):
     root = tmp_path / "memory"
-    run("init", str(root))
+    memvault("init", str(root))
     scope = ["--bot", "b1", "--session", "group_123"]
-    run(
+    memvault(
         "remember",
         "Bob likes green tea",
         *scope,
@@ -121,9 +121,9 @@ def test_cli_speaker_name_and_fact_key_holding_secrets_are_stored_nowhere(tmp_pa
         "u1",
         "--speaker-name",
         NAME,
-        vault=root,
+        env_vault=root,
     )
-    run(
+    memvault(
         "profile",
         "add",
         "preferences",
@@ -133,9 +133,9 @@ def test_cli_speaker_name_and_fact_key_holding_secrets_are_stored_nowhere(tmp_pa
         *scope,
         "--speaker",
         "u1",
-        vault=root,
+        env_vault=root,
     )
-    shown = json.loads(run("list", *scope, "--json", vault=root).stdout)
+    shown = json.loads(memvault("list", *scope, "--json", env_vault=root).stdout)
     assert shown["items"][0]["speaker"]["name"] == "Bob [redacted:api_key]"
     assert everywhere(SECRETS, root) == {}
 

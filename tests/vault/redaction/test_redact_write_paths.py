@@ -15,8 +15,8 @@ import pytest
 from console.api import dispatch
 from console.context import ConsoleContext
 from console.errors import ApiError
-from tests.cli.test_cli import run
 from tests.conftest import git
+from tests.helpers.cli_run import memvault
 from tests.helpers.secret_scan import log_lines_holding, places_holding
 from vault.health.check import check_vault
 from vault.layout.keys import ScopeId
@@ -281,19 +281,22 @@ def test_check_warns_about_a_hand_written_secret_and_changes_nothing(vault, scop
     assert (warning.path, warning.line) == (vault.layout.rel(path), 6)
     assert "password" in warning.message and PASSWORD not in warning.message
     assert path.read_bytes() == before
-    proc = run("check", vault=vault.root)  # exit 0: a warning is not a problem
+    proc = memvault("check", env_vault=vault.root)  # exit 0: a warning is not a problem
     assert f"{vault.layout.rel(path)}:6: warning:" in proc.stdout and PASSWORD not in proc.stdout
-    assert json.loads(run("check", "--json", vault=vault.root).stdout)["warnings"][0]["line"] == 6
+    assert (
+        json.loads(memvault("check", "--json", env_vault=vault.root).stdout)["warnings"][0]["line"]
+        == 6
+    )
 
 
 def test_cli_remember_keeps_no_secret_and_refuses_a_bare_one(tmp_path):
     root = tmp_path / "memory"
-    run("init", str(root))
+    memvault("init", str(root))
     scope = ["--bot", "b1", "--session", "group_123"]
-    run("remember", f"Jin's wifi password is {PASSWORD}", *scope, vault=root)
-    refused = run("remember", API_KEY, *scope, vault=root, code=2)
+    memvault("remember", f"Jin's wifi password is {PASSWORD}", *scope, env_vault=root)
+    refused = memvault("remember", API_KEY, *scope, env_vault=root, code=2)
     assert "only a secret (api_key)" in refused.stderr and API_KEY not in refused.stderr
-    shown = json.loads(run("list", *scope, "--json", vault=root).stdout)
+    shown = json.loads(memvault("list", *scope, "--json", env_vault=root).stdout)
     assert [item["content"] for item in shown["items"]] == [
         "Jin's wifi password is [redacted:password]"
     ]
