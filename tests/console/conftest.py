@@ -39,3 +39,21 @@ def ctx(tmp_path: Path) -> Iterator[ConsoleContext]:
     engine.attach(vault)
     yield ConsoleContext(vault=vault, engine=engine, isolation="session")
     engine.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _seeded_template(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The browser suite's seeded vault is made with the real `memvault` commands once per
+    test process, in the session's tmp folder, and copied for each module (conftest_browser)."""
+    from tests.console import conftest_browser
+
+    conftest_browser.TEMPLATE_DIR = tmp_path_factory.mktemp("seeded-template")
+
+
+@pytest.fixture(scope="session")
+def chromium_browser() -> Iterator[object]:
+    """One chromium per test process; each test opens its own context (own storage)."""
+    from tests.console.person_view_browser import chromium
+
+    with chromium() as launched:  # a missing browser or driver fails (never skips)
+        yield launched
