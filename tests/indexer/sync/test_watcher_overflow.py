@@ -71,13 +71,6 @@ def small_queue(vault, embedder, caplog):
     syncer.close()
 
 
-@pytest.fixture(scope="module")
-def embedder():
-    from indexer.backends.embeddings import default_embedder
-
-    return default_embedder()
-
-
 LAYOUTS = {
     # 2,000 files in one folder (the case, scaled down with the queue).
     "one folder": lambda i: f"{EPISODES}/ep{i:05d}.md",
