@@ -20,6 +20,9 @@ from tests.plugin.fakehost import started_plugin
 from vault.format.model import Speaker
 from vault.layout.keys import ScopeId
 
+# tests/plugin/conftest.py `plugin_embedder`: what is recalled here is what the model finds.
+EMBEDDER = "model"
+
 KB = "kb-memvault"
 
 

@@ -18,6 +18,9 @@ from tests.plugin.test_injector import fenced, injected, turn
 from tests.plugin.test_tools import call, scope
 from vault.format.model import Speaker
 
+# tests/plugin/conftest.py `plugin_embedder`: what is recalled here is what the model finds.
+EMBEDDER = "model"
+
 KB = "kb-memvault"
 
 

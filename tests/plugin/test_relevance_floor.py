@@ -32,6 +32,9 @@ from tests.plugin.test_console_page import api
 from tests.plugin.test_injector import KB, fenced, injected, profile, remember, turn
 from tests.plugin.test_tools import call
 
+# tests/plugin/conftest.py `plugin_embedder`: what is recalled here is what the model finds.
+EMBEDDER = "model"
+
 NONE = "No relevant memories found."
 # A populated group chat (session group_A, bot-1): none of it is about flights, greetings
 # or arithmetic.

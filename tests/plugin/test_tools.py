@@ -10,6 +10,9 @@ from tests.plugin.recall_parse import parse as parse_recall
 from vault.format.model import Speaker
 from vault.writes import audit
 
+# tests/plugin/conftest.py `plugin_embedder`: what is recalled here is what the model finds.
+EMBEDDER = "model"
+
 KB = "kb-memvault"
 NO_KB = "Error: no memory knowledge base configured. Create one first."
 NOT_IN_PIPELINE = "Error: memory knowledge base is not configured for the current pipeline."
