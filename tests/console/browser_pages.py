@@ -39,7 +39,7 @@ def console_fixtures(name: str, make: Callable[[Path], Seeded] = build_vault) ->
 
     @pytest.fixture(scope="module")
     def browser(chromium_browser: Browser) -> Browser:
-        return chromium_browser  # tests/console/conftest.py: one per session
+        return chromium_browser  # tests/console/conftest.py: one for the package
 
     return seeded, console, browser
 

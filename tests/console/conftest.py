@@ -83,9 +83,12 @@ def _seeded_template(tmp_path_factory: pytest.TempPathFactory) -> None:
     conftest_browser.TEMPLATE_DIR = tmp_path_factory.mktemp("seeded-template")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def chromium_browser() -> Iterator[object]:
-    """One chromium per test process; each test opens its own context (own storage)."""
+    """One chromium for the console's tests; each test opens its own context (own storage).
+    Package scope, not session: Playwright's sync API keeps an event loop running in this
+    thread while the browser lives, and pytest-asyncio's tests elsewhere (tests/plugin)
+    cannot start theirs beside it."""
     from tests.console.person_view_browser import chromium
 
     with chromium() as launched:  # a missing browser or driver fails (never skips)
