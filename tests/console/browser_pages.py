@@ -20,7 +20,7 @@ from tests.console.conftest_browser import (
     running_console,
     serve_langbot,
 )
-from tests.console.person_view_browser import WIDE, Browser, Page, chromium, expect
+from tests.console.person_view_browser import WIDE, Browser, Page, expect
 
 
 def console_fixtures(name: str, make: Callable[[Path], Seeded] = build_vault) -> tuple[Any, ...]:
@@ -38,9 +38,8 @@ def console_fixtures(name: str, make: Callable[[Path], Seeded] = build_vault) ->
             yield server
 
     @pytest.fixture(scope="module")
-    def browser() -> Iterator[Browser]:
-        with chromium() as launched:  # a missing browser or driver fails (never skips)
-            yield launched
+    def browser(chromium_browser: Browser) -> Browser:
+        return chromium_browser  # tests/console/conftest.py: one for the package
 
     return seeded, console, browser
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -68,7 +69,25 @@ class Seeded:
         return found[0]
 
 
+# Where build_vault keeps the vault it made with the real commands, to copy for each module
+# (tests/console/conftest.py points it into the session's tmp folder; None: build each time).
+TEMPLATE_DIR: Path | None = None
+_template: Seeded | None = None
+
+
 def build_vault(root: Path) -> Seeded:
+    """The browser suite's seeded vault at `root`: a copy of the one `make_seeded` made once
+    per test process (three `memvault` starts cost seconds; the copy is byte-equal, ids too)."""
+    global _template
+    if TEMPLATE_DIR is None:
+        return make_seeded(root)
+    if _template is None:
+        _template = make_seeded(TEMPLATE_DIR / "vault")
+    shutil.copytree(_template.root, root, symlinks=True)
+    return Seeded(root, dict(_template.ids))
+
+
+def make_seeded(root: Path) -> Seeded:
     """`memvault init`, `memvault remember` and `memvault profile` (the real commands), then
     more memories through the same operations in-process (vault.writes.operations.Vault: each CLI
     start costs half a second)."""
@@ -174,10 +193,41 @@ class Console:
                 self.proc.wait(5)
 
 
+class InProcessConsole(Console):
+    """What `memvault console --port 0` serves (console.cli.open_context, then ConsoleServer
+    with a token), in this process's thread: the embedded model is loaded once per test
+    process, not once per module. The command itself, its URL line and its terminal are
+    tested as a subprocess (test_server.py, test_console_terminal_quiet.py)."""
+
+    def __init__(self, vault: Path, log: Path) -> None:  # noqa: D107 - no super(): no process
+        import argparse
+        import secrets
+
+        from console.cli import open_context
+        from console.server import ConsoleServer
+
+        self.log = log
+        args = argparse.Namespace(vault=str(vault), isolation="session", no_git=False)
+        self.ctx = open_context(args)
+        self.server = ConsoleServer(self.ctx, port=0, token=secrets.token_urlsafe(24))
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+        self.url = self.server.url
+        self.base = self.url.split("#", 1)[0]
+        self.token = self.url.split("#token=", 1)[1] if "#token=" in self.url else None
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.thread.join(10)
+        if self.ctx.engine is not None:
+            self.ctx.engine.close()
+
+
 @contextmanager
 def running_console(seeded: Seeded) -> Iterator[Console]:
-    """`memvault console` on the seeded vault, once chat A's memories are searchable."""
-    server = Console(seeded.root, seeded.root.parent / "console.log")
+    """The console on the seeded vault (in this process), once chat A's memories are
+    searchable."""
+    server = InProcessConsole(seeded.root, seeded.root.parent / "console.log")
     server.wait_until_searchable(CHAT, "Beijing")
     try:
         yield server

@@ -167,7 +167,7 @@ def test_every_health_code_in_the_source_is_in_the_vocabulary():
     repo = WEB.parents[1]
     wrong, seen = [], set()
     for folder in ("vault", "indexer", "console"):
-        for path in sorted((repo / folder).glob("*.py")):
+        for path in sorted((repo / folder).rglob("*.py")):  # sub-packages too
             tree = ast.parse(path.read_text("utf-8"))
             for code, params, line in _code_calls(tree, path.name == "probe.py"):
                 seen.add(code)

@@ -14,6 +14,9 @@ from indexer.retrieval.relevance import DEFAULT_FLOOR
 from tests.cli.test_cli import run, run_json
 from tests.console.conftest import A, scope_body
 
+# tests/console/conftest.py `console_embedder`: compared with `memvault search` (the model).
+EMBEDDER = "model"
+
 CLI_SCOPE = ("--bot", A.bot, "--session", A.session)
 BEIJING = "When is Alice going to Beijing?"
 LATTE = "小明喜欢喝什么"  # a partial match (relevance below 1)

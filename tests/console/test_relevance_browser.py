@@ -15,16 +15,10 @@ from tests.console.conftest_browser import (
     Console,
     Seeded,
     build_vault,
-    require_chromium,
     running_console,
     screenshot,
 )
-from tests.helpers.browser import CHROMIUM, CHROMIUM_ARGS
-
-try:
-    from playwright.sync_api import Page, expect, sync_playwright
-except ImportError:  # `page` fails below, saying how to install it
-    sync_playwright = None
+from tests.console.person_view_browser import Browser, Page, expect
 
 RELATED = "When is Alice going to Beijing?"
 UNRELATED = "Tokyo flight?"
@@ -49,20 +43,17 @@ def console(seeded: Seeded) -> Iterator[Console]:
 
 
 @pytest.fixture
-def page(console: Console) -> Iterator[Page]:
-    require_chromium()  # a missing browser or driver fails the test (never skips it)
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
-        context.set_default_timeout(10_000)
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(console.url)
-        page.locator(f'[data-testid="scope-item"][data-session="{CHAT}"]').click()
-        expect(page.get_by_test_id("scope-title")).to_have_text(f"{BOT} / {CHAT}")
-        yield page
-        browser.close()
+def page(console: Console, chromium_browser: Browser) -> Iterator[Page]:
+    context = chromium_browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
+    context.set_default_timeout(10_000)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(console.url)
+    page.locator(f'[data-testid="scope-item"][data-session="{CHAT}"]').click()
+    expect(page.get_by_test_id("scope-title")).to_have_text(f"{BOT} / {CHAT}")
+    yield page
+    context.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
 
 

@@ -5,6 +5,7 @@ host is exercised by the separate real-host suite (see README)."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +20,11 @@ from langbot_plugin.runtime.io.handler import Handler
 class FakeHost(Handler):
     """Stand-in for the runtime handler. Skips Handler.__init__ on purpose (no transport)."""
 
-    def __init__(self, bot_uuid: str | None = "bot-1") -> None:
+    def __init__(self, bot_uuid: str | None = "bot-1", embedder: Any = None) -> None:
         self.bot_uuid = bot_uuid
+        # The embedder a plugin started by `started_plugin` with the local embedding uses
+        # (tests/plugin/conftest.py `plugin_embedder`); None: the embedded model, as shipped.
+        self.embedder = embedder
         self.query_vars: dict[str, Any] = {
             "user_message_text": "hello",
             "sender_id": "u1",
@@ -43,6 +47,9 @@ class FakeHost(Handler):
         # every call sleeps `llm_sleep` seconds first; `llm_requests` logs each call's data.
         self.llm_script: list[str | BaseException] = []
         self.llm_sleep = 0.0
+        # Set to a threading.Event: every call waits for it first (the model "thinks" until
+        # the test releases it; a condition instead of a fixed sleep).
+        self.llm_gate: threading.Event | None = None
         self.llm_requests: list[dict[str, Any]] = []
         self.llm_models = ["model-fake"]
         # The plugin config LangBot holds: every invocation carries it, as the runtime binds
@@ -103,6 +110,8 @@ class FakeHost(Handler):
         self.llm_requests.append(data)
         if self.llm_sleep:
             await asyncio.sleep(self.llm_sleep)
+        if self.llm_gate is not None:
+            await asyncio.to_thread(self.llm_gate.wait, 60)
         if invocation is not None:
             invocation.require_active()
         answer = self.llm_script.pop(0) if self.llm_script else '{"candidates": []}'
@@ -247,6 +256,8 @@ async def started_plugin(host: FakeHost, vault_path: Path, **config: Any) -> Any
     plugin.config = {"vault_path": str(vault_path), **config}
     plugin.memory = main.MemoryService(main.PluginSettings.from_config(plugin.config))
     plugin.memory.record = SettingsRecord(applied=dict(plugin.config), held=dict(plugin.config))
-    await asyncio.to_thread(plugin.memory.start, None, watch=False)
+    local = plugin.memory.settings.embedding == "local"  # openai / langbot: as configured
+    embedder = host.embedder if local else None
+    await asyncio.to_thread(plugin.memory.start, embedder, watch=False)
     await plugin.wire_llm()  # as initialize() does: the FAKE LLM when a model is set
     return plugin

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 
 import pytest
 from langbot_plugin.api.entities.builtin.provider.message import ContentElement, Message
@@ -134,10 +135,11 @@ async def test_the_handler_returns_at_once_while_the_model_takes_five_seconds(pl
     # host.emit revokes the SDK invocation when the handler returns, as the runtime does:
     # extraction must still reach the model afterwards.
     host.llm_script = [PLAN_ANSWER]
-    host.llm_sleep = 5.0
+    host.llm_gate = threading.Event()  # the model answers only when released below
     handler_s = await respond(plugin, host)
     assert handler_s < 0.5
     assert pending(plugin) == []  # the reply goes out before the model has answered
+    host.llm_gate.set()
     await settled(plugin)
     assert [s.candidate.body for s in pending(plugin)] == [PLAN]
 

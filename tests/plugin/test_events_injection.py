@@ -16,10 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from langbot_plugin.api.entities import events
 
+from tests.helpers.embedder import TinyEmbedder
 from tests.plugin.fakehost import FakeHost, started_plugin
 from tests.plugin.test_events_tools import KB, TYPES, call, opened_id
 from vault.layout.keys import ScopeId
 from vault.writes.snapshots import read_snapshot
+
+TINY = TinyEmbedder()  # the TEST FAKE for the plugins made per Hypothesis example
 
 INTRO, OPEN, CLOSE = "# Key Events", "<key-events>", "</key-events>"
 
@@ -88,7 +91,7 @@ def test_events_opened_in_a_group_reach_that_persons_chats_with_that_bot_and_now
     prompt of another person or another bot."""
 
     async def scenario(root: Path) -> None:
-        host = FakeHost()
+        host = FakeHost(embedder=TINY)  # per example; the subject is not the model
         host.register_memory_kb(KB)
         plug = await started_plugin(host, root, event_types=TYPES)
         try:

@@ -13,8 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.embedder import TinyEmbedder
 from tests.helpers.paths import REPO
 from tests.plugin.fakehost import FakeHost, started_plugin
+
+TINY = TinyEmbedder()  # the TEST FAKE for the plugins made per Hypothesis example
 
 KB = "kb-memvault"
 TYPES = [
@@ -110,7 +113,7 @@ near_miss = st.one_of(
 @given(wrong=near_miss)
 def test_a_type_not_in_the_dictionary_is_refused_with_the_whole_list(wrong):
     async def scenario(root: Path) -> tuple[str, list[Path]]:
-        host = FakeHost()
+        host = FakeHost(embedder=TINY)  # per example; the subject is not the model
         host.register_memory_kb(KB)
         plug = await started_plugin(host, root, event_types=TYPES)
         try:

@@ -15,6 +15,9 @@ from vault.layout.keys import ScopeId
 from vault.writes.new_episode import NewEpisode
 from vault.writes.snapshots import flush, read_snapshot
 
+# tests/plugin/conftest.py `plugin_embedder`: what is recalled here is what the model finds.
+EMBEDDER = "model"
+
 KB = "kb-memvault"
 OPEN, CLOSE = "<memory-records>", "</memory-records>"
 

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 
 import vault.writes.snapshots as snapshots
+from tests.helpers.embedder import TinyEmbedder
 from tests.plugin.fakehost import FakeHost, started_plugin
 from tests.plugin.test_injector import injected, remember, turn
 from tests.plugin.test_memory_once_per_turn import engine_for, retrieve
@@ -168,6 +169,8 @@ OPS = st.lists(
     max_size=30,
 )
 
+TINY = TinyEmbedder()  # the TEST FAKE
+
 
 @settings(max_examples=60, deadline=None)
 @given(ops=OPS)
@@ -186,7 +189,7 @@ async def _replay(ops) -> None:
     from memvault_plugin import kb_cache
     from memvault_plugin import pipeline_memory as pm
 
-    host = FakeHost()
+    host = FakeHost(embedder=TINY)  # a plugin per example; its subject is the KB lists
     host.kbs_from_query_var = True
     host.pipeline_kbs = [{"uuid": k, "name": k, "description": ""} for k in ("kb-1", "kb-2")]
     with tempfile.TemporaryDirectory() as tmp:

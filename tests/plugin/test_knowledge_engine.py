@@ -21,6 +21,9 @@ from vault.format.model import Speaker
 from vault.layout.keys import ScopeId
 from vault.writes.new_episode import NewEpisode
 
+# tests/plugin/conftest.py `plugin_embedder`: what is recalled here is what the model finds.
+EMBEDDER = "model"
+
 KB = "kb-memvault"
 
 

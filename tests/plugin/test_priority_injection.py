@@ -11,6 +11,9 @@ from tests.plugin.fakehost import started_plugin
 from tests.plugin.test_injector import KB, fenced, injected, remember, turn
 from vault.writes.snapshots import read_snapshot
 
+# tests/plugin/conftest.py `plugin_embedder`: what is recalled here is what the model finds.
+EMBEDDER = "model"
+
 UNRELATED = "what do you think about the weather this weekend?"
 RULE = "Alice is allergic to peanuts: never suggest food with nuts"
 

@@ -27,6 +27,9 @@ from tests.plugin.test_injector import KB, fenced, injected, injector_for, remem
 from tests.plugin.test_tools import call
 from vault.writes.snapshots import flush, read_snapshot
 
+# tests/plugin/conftest.py `plugin_embedder`: what is recalled here is what the model finds.
+EMBEDDER = "model"
+
 # indexer.retrieval.verdict.floor_words at the default floor: the words every surface shows.
 FLOOR_WORDS = "floor 0.44 for a single message (runners-up 0.33)"
 

@@ -20,6 +20,9 @@ from tests.plugin.test_tools import call, scope
 from vault.format.model import Speaker
 from vault.writes.new_episode import NewEpisode
 
+# tests/plugin/conftest.py `plugin_embedder`: what is recalled here is what the model finds.
+EMBEDDER = "model"
+
 KB = "kb-memvault"
 
 

@@ -34,6 +34,9 @@ from tests.plugin.test_injector import KB, fenced, injected, profile, remember, 
 from tests.plugin.test_tools import call
 from vault.writes.new_episode import NewEpisode
 
+# tests/plugin/conftest.py `plugin_embedder`: what is recalled here is what the model finds.
+EMBEDDER = "model"
+
 NONE = "No relevant memories found."
 # A populated group chat (session group_A, bot-1): none of it is about flights, greetings
 # or arithmetic.

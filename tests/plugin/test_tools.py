@@ -11,6 +11,9 @@ from vault.format.model import Speaker
 from vault.writes import audit
 from vault.writes.new_episode import NewEpisode
 
+# tests/plugin/conftest.py `plugin_embedder`: what is recalled here is what the model finds.
+EMBEDDER = "model"
+
 KB = "kb-memvault"
 NO_KB = "Error: no memory knowledge base configured. Create one first."
 NOT_IN_PIPELINE = "Error: memory knowledge base is not configured for the current pipeline."

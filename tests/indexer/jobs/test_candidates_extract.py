@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from indexer.backends.embeddings import default_embedder
 from indexer.engine import Engine
 from indexer.jobs.candidates_extract import Turn, extract
 from indexer.jobs.llm import LLMError
@@ -29,6 +28,9 @@ from vault.writes.new_episode import NewEpisode
 CHAT = ScopeId("bot-1", "group_1")
 ALICE = Speaker("u42", "Alice")
 SAID = "I'm flying to Tokyo on March 12 for the robotics fair"
+# tests/indexer/conftest.py: what a memory "already says" and a contradiction are found by
+# cosine with the model (vault/candidates near_duplicates), so the model is the subject here.
+EMBEDDER = "model"
 PLAN = "Alice flies to Tokyo on 12 March for the robotics fair."
 EPISODE = {
     "kind": "episode",
@@ -38,11 +40,6 @@ EPISODE = {
     "category": "plan",
     "evidence": "flying to Tokyo on March 12",
 }
-
-
-@pytest.fixture(scope="module")
-def embedder():
-    return default_embedder()
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from hypothesis import event, given
+from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from indexer.jobs.consolidate_select import ConsolidateSettings, select
@@ -136,6 +137,8 @@ def apply(vault: Vault, op: tuple, serial: int) -> None:
         import_payload(vault, target, json.loads(json.dumps(export_scope(vault, source))))
 
 
+# No deadline: a sequence of file writes takes 200+ ms on a shared machine (as the ci profile).
+@hypothesis_settings(deadline=None)
 @given(ops=OPS)
 def test_every_operation_sequence_keeps_the_lifecycle_invariants(ops):
     with tempfile.TemporaryDirectory() as tmp:

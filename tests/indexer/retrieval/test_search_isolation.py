@@ -164,7 +164,7 @@ def test_bot_isolation_sees_the_bots_episodes_and_no_other_bots(world):
     assert engine.search(SearchQuery("secret handshake", session_only, top_k=10)) == []
 
 
-def test_reindex_from_scratch_gives_identical_rankings(tmp_path):
+def test_reindex_from_scratch_gives_identical_rankings(tmp_path, embedder):
     root = tmp_path / "memory"
     init_vault(root, git=False)
     vault = Vault(root, git=False)
@@ -178,7 +178,7 @@ def test_reindex_from_scratch_gives_identical_rankings(tmp_path):
     queries = [(s, w) for s in scopes for w in WORDS]
 
     def rankings():
-        with Engine.open(root) as engine:
+        with Engine.open(root, embedder=embedder) as engine:
             engine.reconcile()
             return [
                 [
@@ -195,7 +195,7 @@ def test_reindex_from_scratch_gives_identical_rankings(tmp_path):
     assert rankings() == first
 
 
-def test_touched_file_stays_searchable_after_restart(tmp_path):
+def test_touched_file_stays_searchable_after_restart(tmp_path, embedder):
     """A file whose mtime changed but content did not is not re-indexed, and must still
     rank (its chunk details survive in the manifest)."""
     import os
@@ -207,12 +207,12 @@ def test_touched_file_stays_searchable_after_restart(tmp_path):
     scope = SCOPES[0]
     ep = vault.remember(NewEpisode(scope, "the lighthouse keeper retires in May 灯塔"))
     path = vault.find_episode(scope, ep.id).path
-    with Engine.open(root) as engine:
+    with Engine.open(root, embedder=embedder) as engine:
         engine.reconcile()
     later = time.time() + 5
     os.utime(path, (later, later))
     for _ in range(2):  # restart twice: the touched entry is re-put, then read back
-        with Engine.open(root) as engine:
+        with Engine.open(root, embedder=embedder) as engine:
             engine.reconcile()
             for mode in ("text", "vector", "hybrid"):
                 hits = engine.search(SearchQuery("lighthouse keeper", scope, top_k=3, mode=mode))

@@ -1,6 +1,3 @@
-import pytest
-
-from indexer.backends.embeddings import default_embedder
 from indexer.engine import Engine
 from indexer.retrieval.search_query import SearchQuery
 from indexer.supersede import calibrate, calibration_sentences, supersede_on_correction
@@ -35,10 +32,7 @@ UNRELATED = [
     ("Our office moved to the fifth floor.", "公司年会定在十二月举行。"),
 ]
 
-
-@pytest.fixture(scope="module")
-def embedder():
-    return default_embedder()
+EMBEDDER = "model"  # tests/indexer/conftest.py: the subject is what the model finds
 
 
 def cos(embedder, a, b):

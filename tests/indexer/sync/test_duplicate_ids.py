@@ -109,9 +109,9 @@ def test_cli_show_forget_archive_refuse_and_reindex_status_check_report(copied):
     _untouched(files)
 
 
-def test_sync_report_and_search_keep_both_copies_stable(copied):
+def test_sync_report_and_search_keep_both_copies_stable(copied, embedder):
     vault, episode_id, original, copy, _ = copied
-    with Engine.open(vault.root) as engine:
+    with Engine.open(vault.root, embedder=embedder) as engine:
         report = engine.reconcile()
         assert sorted(p.path for p in report.duplicates) == sorted(_rels(vault, original, copy))
         # A watcher event for one copy reports the other one too: same scope.
@@ -221,9 +221,9 @@ def test_any_number_of_copies_anywhere_in_the_scope_is_refused(tmp_path, copies,
     assert sorted(p.path for p in problems) == sorted(_rels(vault, *paths))
 
 
-def test_a_correction_does_not_supersede_a_duplicated_id(copied):
+def test_a_correction_does_not_supersede_a_duplicated_id(copied, embedder):
     vault, episode_id, original, copy, files = copied
-    with Engine.open(vault.root) as engine:
+    with Engine.open(vault.root, embedder=embedder) as engine:
         engine.reconcile()
         engine.attach(vault)
         text = "the spare key is under the blue flowerpot, correction: the green one"

@@ -25,7 +25,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from indexer.backends.embeddings import default_embedder
 from indexer.cli.show import status_json
 from indexer.engine import Engine
 from tests.indexer.sync.test_readonly_vault import Tmpfs
@@ -203,11 +202,6 @@ def test_status_while_watch_writes_says_the_writer_catches_up(indexed, tmp_path)
 
 
 # -- the class: any changes since the last sync ------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def embedder():
-    return default_embedder()
 
 
 @pytest.fixture(scope="module")

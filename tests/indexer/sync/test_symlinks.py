@@ -76,13 +76,6 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def embedder():
-    from indexer.backends.embeddings import default_embedder
-
-    return default_embedder()
-
-
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     """A vault with one real memory in b1/group_1 and real (empty) folders the cases need."""

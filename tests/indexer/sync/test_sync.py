@@ -1,4 +1,5 @@
-"""Syncer: real vault files, real TextIndex + VectorIndex, the real USE model (counted)."""
+"""Syncer: real vault files, real TextIndex + VectorIndex, an embedder whose texts are counted
+(the tiny TEST FAKE: what is counted and found here is the syncing, not the model)."""
 
 import os
 import shutil
@@ -32,13 +33,6 @@ class CountingEmbed:
     def __call__(self, texts):
         self.texts += len(texts)
         return self.inner.embed_documents(texts)
-
-
-@pytest.fixture(scope="session")
-def embedder():
-    from indexer.backends.embeddings import default_embedder
-
-    return default_embedder()
 
 
 def open_syncer(root: Path, embedder, **kwargs) -> tuple[Syncer, CountingEmbed]:

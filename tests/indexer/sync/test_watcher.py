@@ -29,6 +29,8 @@ from vault.layout.keys import ScopeId
 TIMEOUT_S = 10.0
 RENAMED_KEY = ScopeId("bot-1", "group_998").index_key
 
+EMBEDDER = "model"  # tests/indexer/conftest.py: the subject is what the model finds
+
 
 def wait_for(predicate, timeout: float = TIMEOUT_S, what: str = "condition") -> float:
     """Seconds until predicate() held; fails the test after `timeout`."""
@@ -60,13 +62,6 @@ def git(root: Path, *args: str) -> str:
         ["git", "-C", str(root), *args], check=True, capture_output=True, text=True, env=env
     )
     return done.stdout
-
-
-@pytest.fixture(scope="session")
-def embedder():
-    from indexer.backends.embeddings import default_embedder
-
-    return default_embedder()
 
 
 @pytest.fixture

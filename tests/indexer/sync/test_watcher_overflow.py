@@ -71,12 +71,10 @@ def small_queue(vault, embedder, caplog):
     syncer.close()
 
 
-@pytest.fixture(scope="module")
-def embedder():
-    from indexer.backends.embeddings import default_embedder
-
-    return default_embedder()
-
+# tests/indexer/conftest.py: the real model, as the watcher runs with it. With the tiny fake
+# (pure Python, holding the GIL while it embeds 2,000 files) the overflow line came late
+# under load (two of two runs beside a browser test under -n 2).
+EMBEDDER = "model"
 
 LAYOUTS = {
     # 2,000 files in one folder (the case, scaled down with the queue).

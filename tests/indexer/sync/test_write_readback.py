@@ -271,13 +271,13 @@ def test_ordinary_names_are_unchanged_and_ignored_suffixes_escaped(tmp_path):
     ("bot", "session"),
     [("b", "group_1.swp"), ("b", "group_9.tmp"), ("bot.tmp", "g"), ("b", "x~"), ("a.swp", "c~")],
 )
-def test_ignored_looking_ids_are_indexed_and_searchable(tmp_path, bot, session):
+def test_ignored_looking_ids_are_indexed_and_searchable(tmp_path, bot, session, embedder):
     root = tmp_path / "memory"
     init_vault(root, git=False)
     vault = Vault(root, git=False)
     scope = ScopeId(bot, session)
     ep = vault.remember(NewEpisode(scope, "the zebra visits on tuesdays"))
-    with Engine.open(root) as engine:
+    with Engine.open(root, embedder=embedder) as engine:
         report = engine.reconcile()
         assert report.added == 1 and report.errors == []
         found = engine.search(SearchQuery("zebra tuesdays", scope, top_k=5))
