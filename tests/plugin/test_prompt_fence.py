@@ -21,6 +21,7 @@ from memvault_plugin.prompting import Recalled
 from indexer.retrieval.ranking import UPDATE_TAGS
 from tests.plugin.test_injector import injected, remember, turn
 from vault.format.model import HistoryEntry, Profile
+from vault.format.tags import tag_key
 
 NOW = 1_796_040_000  # 2026-11-30T12:00:00Z
 OPEN, CLOSE = "<memory-records>", "</memory-records>"
@@ -214,7 +215,9 @@ def test_rendered_records_parse_back_into_exactly_the_records_given(records, cur
             )
         mine = bool(current) and want.speaker_id == current
         assert (got.meta.get("speaker") == "current") == mine
-        update = bool({t.lower() for t in want.tags} & UPDATE_TAGS)
+        # A tag matches as people type it, trimmed and case-folded (vault.format.tags.tag_key):
+        # ' Correction\n' is a correction tag.
+        update = bool({tag_key(t) for t in want.tags} & UPDATE_TAGS)
         assert (got.meta.get("signal") == "update") == update
     # The same records, with the same ids and importance, for a reader that folds look-alikes.
     seen = parse(folded(block.text))
