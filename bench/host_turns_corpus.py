@@ -28,6 +28,7 @@ from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
+from vault.writes.profile_edit import ProfileEdit
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "bench"
 # Shares of the asked questions (the rest is everyday chat that should recall nothing).
@@ -100,8 +101,12 @@ def seed_chat(root: Path, scope: ScopeId, episodes: int, seed: int) -> dict[str,
             ),
         )
         sources["composed"] = sources.get("composed", 0) + 1
-    vault.update_profile(scope, "notes", "set", "A long-running group chat among friends.")
-    vault.update_profile(scope, "preferences", "add", "answers in the language of the question")
+    vault.update_profile(
+        ProfileEdit(scope, "notes", "set", "A long-running group chat among friends.")
+    )
+    vault.update_profile(
+        ProfileEdit(scope, "preferences", "add", "answers in the language of the question")
+    )
     written = time.perf_counter()
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", f"bench: {episodes} memories in one chat")

@@ -16,6 +16,7 @@ from vault.layout.keys import ISOLATIONS, ScopeId, session_name
 from vault.layout.layout import NOBOT, iter_markdown
 from vault.layout.names import MAX_ID_CHARS
 from vault.layout.store import read_episode_file
+from vault.writes.profile_edit import ProfileEdit
 from vault.writes.safewrite import content_hash
 
 PROFILE_FIELDS = ("name", "traits", "preferences", "notes")
@@ -161,6 +162,7 @@ def profile_update(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     action = body.choice("action", PROFILE_ACTIONS, "")
     value = body.text("value", required=action != "remove" or field != "notes", limit=2000)
     expected = body.sha()
+    edit = ProfileEdit(scope, field, action, value or "", speaker=speaker)
     vault = ctx.vault
     path = vault.profile_path(scope, speaker)
     with vault.lock.hold():
@@ -176,15 +178,7 @@ def profile_update(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
                 "conflict",
                 f"{vault.layout.rel(path)} was deleted since you opened it: reload first",
             )
-        vault.update_profile(
-            scope,
-            field,
-            action,
-            value or "",
-            speaker=speaker,
-            source="console",
-            expected_hash=expected,
-        )
+        vault.update_profile(edit, source="console", expected_hash=expected)
     view = profile_view(ctx, scope, speaker)
     view["updated_at"] = iso(vault.clock())
     return view

@@ -66,10 +66,10 @@ def seed(suite: SuiteContext, bot: str, session: str, text: str, isolation: str 
 def seed_profile(suite: SuiteContext, bot: str, session: str, trait: str) -> None:
     from vault.layout.keys import ScopeId
     from vault.writes.operations import Vault
+    from vault.writes.profile_edit import ProfileEdit
 
-    Vault(suite.vault_root, git=True).update_profile(
-        ScopeId(bot, session), "traits", "add", trait, source="suite"
-    )
+    edit = ProfileEdit(ScopeId(bot, session), "traits", "add", trait)
+    Vault(suite.vault_root, git=True).update_profile(edit, source="suite")
 
 
 async def settle(suite: SuiteContext, host: Host, session: str, query: str, want: str) -> float:

@@ -40,6 +40,7 @@ from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.layout.layout import Layout
 from vault.writes.operations import Vault
+from vault.writes.profile_edit import ProfileEdit
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "inject.json"
 PLUGIN_DIR = Path(__file__).resolve().parents[2] / "plugin"
@@ -118,11 +119,15 @@ def build(root: Path, episodes: int, rng: random.Random) -> dict[str, float]:
         write_atomic(layout.new_episode_path(scope, episode.id, created), render_episode(episode))
     written = time.perf_counter()
     vault = Vault(root, git=False)
-    vault.update_profile(scope, "notes", "set", "A busy team chat about several projects.")
-    vault.update_profile(scope, "preferences", "add", "answers in the language of the question")
+    vault.update_profile(
+        ProfileEdit(scope, "notes", "set", "A busy team chat about several projects.")
+    )
+    vault.update_profile(
+        ProfileEdit(scope, "preferences", "add", "answers in the language of the question")
+    )
     for i, name in enumerate(NAMES, start=1):
-        vault.update_profile(scope, "name", "set", name, speaker=f"u{i}")
-        vault.update_profile(scope, "traits", "add", "friendly", speaker=f"u{i}")
+        vault.update_profile(ProfileEdit(scope, "name", "set", name, speaker=f"u{i}"))
+        vault.update_profile(ProfileEdit(scope, "traits", "add", "friendly", speaker=f"u{i}"))
     with Engine.open(root) as engine:
         report = engine.reconcile()
     indexed = time.perf_counter()

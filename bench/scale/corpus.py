@@ -32,6 +32,7 @@ from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.layout.layout import STATE_DIR, Layout
 from vault.writes.operations import Vault
+from vault.writes.profile_edit import ProfileEdit
 
 SCOPES = 1000
 ZIPF_S = 0.8
@@ -111,10 +112,14 @@ def generate(root: Path, n: int, seed: int = 5, texts_from: int | None = None) -
         counts[key] = counts.get(key, 0) + 1
     vault = Vault(root, git=False)
     main = ScopeId(BOT, SESSION)
-    vault.update_profile(main, "notes", "set", "A busy team chat about several projects.")
-    vault.update_profile(main, "preferences", "add", "answers in the language of the question")
+    vault.update_profile(
+        ProfileEdit(main, "notes", "set", "A busy team chat about several projects.")
+    )
+    vault.update_profile(
+        ProfileEdit(main, "preferences", "add", "answers in the language of the question")
+    )
     for i, name in enumerate(NAMES, start=1):
-        vault.update_profile(main, "name", "set", name, speaker=f"u{i}")
+        vault.update_profile(ProfileEdit(main, "name", "set", name, speaker=f"u{i}"))
     sizes = sorted(counts.values())
     info = {
         "episodes": n,

@@ -36,12 +36,12 @@ from vault.layout.store import BadRequestError
 from vault.writes.consolidation import (
     SOURCE,
     Consolidated,
-    ProfileEdit,
     consolidate,
     profile_sha,
 )
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
+from vault.writes.profile_edit import ProfileEdit
 from vault.writes.safewrite import ConflictError
 
 log = logging.getLogger(__name__)

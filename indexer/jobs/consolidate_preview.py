@@ -17,7 +17,7 @@ from vault.format.model import Speaker
 from vault.format.yamlio import format_datetime, parse_datetime
 from vault.layout.keys import ScopeId
 from vault.layout.store import BadRequestError
-from vault.writes.consolidation import ProfileEdit
+from vault.writes.profile_edit import ProfileEdit
 
 KIND = "memvault-consolidation-preview"
 VERSION = 1
@@ -163,6 +163,7 @@ def _parse(d: dict[str, Any]) -> Preview:
             "`memvault consolidate preview ... --out FILE`"
         )
     sc, sel, summary = d["scope"], d["selection"], d["summary"]
+    scope = ScopeId(_opt(sc["bot"]), _str(sc["session"]), _str(sc["isolation"]))  # type: ignore[arg-type]
     draft = None
     if summary is not None:
         speaker = summary["speaker"]
@@ -174,7 +175,7 @@ def _parse(d: dict[str, Any]) -> Preview:
             Speaker(_str(speaker["id"]), _opt(speaker["name"])) if speaker else None,
         )
     return Preview(
-        scope=ScopeId(_opt(sc["bot"]), _str(sc["session"]), _str(sc["isolation"])),  # type: ignore[arg-type]
+        scope=scope,
         settings=ConsolidateSettings(**d["settings"]),
         now=parse_datetime(_str(d["now"])),
         model=_str(d["model"]),
@@ -184,7 +185,7 @@ def _parse(d: dict[str, Any]) -> Preview:
         skipped=tuple((_str(a), _str(b)) for a, b in sel["skipped"]),
         archive=tuple(_pick(v) for v in d["archive"]),
         summary=draft,
-        profile_edits=tuple(_edit(e) for e in d["profile_changes"]),
+        profile_edits=tuple(_edit(scope, e) for e in d["profile_changes"]),
         profile_shas=tuple((_opt(a), _opt(b)) for a, b in d["profile_shas"]),
         dropped=tuple(_str(x) for x in d["dropped"]),
         digest=_str(d["digest"]),
@@ -207,8 +208,9 @@ def _pick(v: dict[str, Any]) -> PickView:
     )
 
 
-def _edit(e: dict[str, Any]) -> ProfileEdit:
+def _edit(scope: ScopeId, e: dict[str, Any]) -> ProfileEdit:
     return ProfileEdit(
+        scope,
         _str(e["field"]),
         _str(e["action"]),
         _str(e["value"]),

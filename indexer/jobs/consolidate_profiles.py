@@ -18,8 +18,8 @@ from vault.layout.links import read_vault_file
 from vault.layout.names import UnsafeNameError
 from vault.layout.store import BadRequestError
 from vault.redaction.redact_write import scrub_profile_value
-from vault.writes.consolidation import ProfileEdit
 from vault.writes.operations import Vault
+from vault.writes.profile_edit import ProfileEdit
 from vault.writes.profile_ops import edit_profile_bytes
 
 MAX_VALUE_CHARS = 500
@@ -35,8 +35,8 @@ def check_profile_edits(
     files: dict[str | None, bytes] = {}
     for number, raw in enumerate(suggested[:MAX_SUGGESTIONS], 1):
         try:
-            edit = _parse(raw, speakers)
-            files[edit.speaker] = _try(vault, scope, edit, files)
+            edit = _parse(raw, scope, speakers)
+            files[edit.speaker] = _try(vault, edit, files)
         except (BadRequestError, UnsafeNameError, FormatError) as exc:
             dropped.append(f"profile update {number}: {exc}")
             continue
@@ -46,7 +46,7 @@ def check_profile_edits(
     return tuple(edits), tuple(dropped)
 
 
-def _parse(raw: Any, speakers: set[str]) -> ProfileEdit:
+def _parse(raw: Any, scope: ScopeId, speakers: set[str]) -> ProfileEdit:
     if not isinstance(raw, dict):
         raise BadRequestError("not a {field, action, value} object")
     profile, field, action = raw.get("profile"), raw.get("field"), raw.get("action")
@@ -67,13 +67,13 @@ def _parse(raw: Any, speakers: set[str]) -> ProfileEdit:
             raise BadRequestError(
                 f"speaker {str(speaker)[:40]!r} said none of the consolidated memories"
             )
-        return ProfileEdit(field, action, value, speaker.strip(), key)
-    return ProfileEdit(field, action, value, None, key)
+        return ProfileEdit(scope, field, action, value, speaker.strip(), key)
+    return ProfileEdit(scope, field, action, value, None, key)
 
 
-def _try(vault: Vault, scope: ScopeId, edit: ProfileEdit, files: dict[str | None, bytes]) -> bytes:
+def _try(vault: Vault, edit: ProfileEdit, files: dict[str | None, bytes]) -> bytes:
     """The profile's bytes after `edit` (in memory), after the earlier edits of that file."""
-    rel = vault.layout.rel(vault.profile_path(scope, edit.speaker))
+    rel = vault.layout.rel(vault.profile_path(edit.scope, edit.speaker))
     data = files.get(edit.speaker)
     if data is None:
         try:

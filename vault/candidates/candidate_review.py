@@ -33,6 +33,7 @@ from vault.layout.store import BadRequestError, NotFoundError, StoredEpisode
 from vault.writes.fresh_ids import dated_id, free_id
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
+from vault.writes.profile_edit import ProfileEdit
 from vault.writes.profile_ops import edit_profile_in
 from vault.writes.safewrite import ConflictError, content_hash, remove_file, rewrite
 from vault.writes.transaction import Txn
@@ -199,22 +200,22 @@ def _accept_profile(vault: Vault, txn: Txn, stored: StoredCandidate, c: Candidat
     speaker = c.speaker.id if c.profile == "speaker" and c.speaker is not None else None
     assert c.field is not None and c.value is not None  # parse_candidate requires them
     action = "set" if c.field == "name" else "add"  # a slot `add` replaces its old value
+    edit = ProfileEdit(  # refused here, before the candidate file is marked
+        txn.scope,
+        c.field,
+        action,
+        c.value,
+        speaker=speaker,
+        fact_key=c.key,
+        previous_value=c.previous,
+        speaker_name=c.speaker.name if speaker and c.speaker is not None else None,
+    )
     accepted_as = f"profile:{c.profile}" + (f":{speaker}" if speaker else "")
     now = vault.clock()
     undo = _mark(txn, stored, {"status": "accepted", "accepted_as": accepted_as, "decided_at": now})
     txn.record("accept_candidate", "candidate", c.id, f"as {accepted_as}: {c.body}")
     try:
-        edit_profile_in(
-            vault,
-            txn,
-            c.field,
-            action,
-            c.value,
-            speaker=speaker,
-            fact_key=c.key,
-            previous_value=c.previous,
-            speaker_name=c.speaker.name if speaker and c.speaker is not None else None,
-        )
+        edit_profile_in(vault, txn, edit)
     except BaseException:
         undo()
         raise

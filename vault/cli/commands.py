@@ -38,6 +38,7 @@ from vault.layout.layout import Layout
 from vault.layout.store import check_speaker_id, page_of
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
+from vault.writes.profile_edit import ProfileEdit
 
 
 def cmd_init(args: argparse.Namespace) -> int:
@@ -115,16 +116,16 @@ def cmd_profile(args: argparse.Namespace) -> int:
     if args.action != "show":
         if not args.field:
             raise UsageError(f"profile {args.action} needs FIELD: name, traits, preferences, notes")
-        vault.update_profile(
+        edit = ProfileEdit(
             scope,
             args.field,
             args.action,
             args.value or "",
             speaker=args.speaker,
             fact_key=args.fact_key,
-            source="user",
             speaker_name=speaker_name_of(args, vault, scope),
         )
+        vault.update_profile(edit, source="user")
     profile = vault.read_profile(scope, args.speaker)
     if profile.is_empty():
         require_chat(vault.layout, scope)

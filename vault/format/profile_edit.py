@@ -60,6 +60,22 @@ def _push_history(doc: CommentedMap, key: str, value: str, now: datetime, reason
     del history[PROFILE_MAX_HISTORY:]
 
 
+def check_edit(field: str, action: str, value: str, fact_key: str | None) -> None:
+    """What no profile can take, whatever its file holds: BadRequestError saying what to send
+    instead. apply_edit checks it, and so does vault.writes.profile_edit.ProfileEdit where
+    the edit arrives, so a refusal comes before the vault is locked. `value` stripped."""
+    if field not in FIELDS:
+        raise BadRequestError(f"invalid field {field!r}: use one of {', '.join(FIELDS)}")
+    if action not in ACTIONS:
+        raise BadRequestError(f"invalid action {action!r}: use one of {', '.join(ACTIONS)}")
+    if fact_key is not None and field not in LIMITS:
+        raise BadRequestError("fact_key is only supported for traits and preferences")
+    if action != "remove" and not value:
+        raise BadRequestError(f"{action} {field} needs a value")
+    if fact_key is not None and not normalise_key(fact_key):
+        raise BadRequestError("fact_key is empty: pass a short key such as coffee")
+
+
 def apply_edit(
     doc: CommentedMap,
     field: str,
@@ -73,15 +89,8 @@ def apply_edit(
 ) -> None:
     """Change `doc` in place; raises BadRequestError with what to do instead. `limits`: the
     vault's (Vault.profile_limits: the plugin's max_profile_* settings)."""
-    if field not in FIELDS:
-        raise BadRequestError(f"invalid field {field!r}: use one of {', '.join(FIELDS)}")
-    if action not in ACTIONS:
-        raise BadRequestError(f"invalid action {action!r}: use one of {', '.join(ACTIONS)}")
     value = (value or "").strip()
-    if fact_key is not None and field not in LIMITS:
-        raise BadRequestError("fact_key is only supported for traits and preferences")
-    if action != "remove" and not value:
-        raise BadRequestError(f"{action} {field} needs a value")
+    check_edit(field, action, value, fact_key)
     if field == "name":
         doc["name"] = edit_value(value if action != "remove" else None)
     elif field == "notes":
@@ -132,8 +141,6 @@ def _edit_list(
         items.fa.set_block_style()
         doc[field] = items
     key, text = (normalise_key(fact_key), value) if fact_key else split_slot(value)
-    if fact_key is not None and not key:
-        raise BadRequestError("fact_key is empty: pass a short key such as coffee")
     slots = [split_slot(item)[0] for item in items]
     if action == "remove":
         _remove(items, field, key, text, now, doc)

@@ -1,7 +1,8 @@
 """The one write path: vault.writes.operations.Vault (remember, update, archive, forget, ...)
 on vault.writes.core.VaultCore, the transaction each operation runs in, atomic writes that
 never overwrite a change not seen, file locks, temp-file sweeping and the audit log. A new
-memory arrives as one vault.writes.new_episode.NewEpisode, built where the input does.
+memory arrives as one vault.writes.new_episode.NewEpisode, a profile change as one
+vault.writes.profile_edit.ProfileEdit, each built where the input does.
 
 `__all__` lists the modules other packages may import; the rest are private to this one
 (tests/test_layers.py checks it).
@@ -21,6 +22,7 @@ __all__ = [
     "op_results",
     "operations",
     "procs",
+    "profile_edit",
     "profile_ops",
     "safewrite",
     "snapshots",

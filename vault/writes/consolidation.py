@@ -21,6 +21,7 @@ from vault.layout.links import read_vault_file
 from vault.layout.store import StoredEpisode, read_episode_file
 from vault.writes import lifecycle
 from vault.writes.operations import Vault
+from vault.writes.profile_edit import ProfileEdit
 from vault.writes.profile_ops import edit_profile_in
 from vault.writes.safewrite import ConflictError, content_hash, remove_file, rewrite
 from vault.writes.transaction import Txn
@@ -28,22 +29,6 @@ from vault.writes.transaction import Txn
 log = logging.getLogger(__name__)
 
 SOURCE = "consolidation"  # the summary episode's `source:`
-
-
-@dataclass(frozen=True)
-class ProfileEdit:
-    """One profile change a consolidation applies (vault.format.profile_edit rules)."""
-
-    field: str  # name | traits | preferences | notes
-    action: str  # set | add | remove
-    value: str
-    speaker: str | None = None  # None: the session profile
-    fact_key: str | None = None
-
-    def describe(self) -> str:
-        where = f"speaker {self.speaker}" if self.speaker else "session"
-        slot = f" ({self.fact_key})" if self.fact_key else ""
-        return f"{self.action} {where} profile {self.field}{slot}: {self.value}"
 
 
 @dataclass(frozen=True)
@@ -75,7 +60,7 @@ def consolidate(
     source: str = "user",
 ) -> Consolidated:
     """Write `summary` (id still empty) linking `originals`, archive each original with
-    `consolidated_into`, and apply `profile_edits`, as one operation.
+    `consolidated_into`, and apply `profile_edits` (each of this `scope`), as one operation.
 
     ConflictError, before anything is written, when an original is no longer the version
     read (`StoredEpisode.sha`) or a profile is not at `profile_shas` (speaker -> sha, None =
@@ -132,16 +117,8 @@ def _write(
     for edit in profile_edits:
         path = vault.profile_path(txn.scope, edit.speaker)
         old = _read_or_none(vault, path)
-        edit_profile_in(
-            vault,
-            txn,
-            edit.field,
-            edit.action,
-            edit.value,
-            speaker=edit.speaker,
-            fact_key=edit.fact_key,
-            expected_hash=content_hash(old) if old is not None else None,
-        )
+        sha = content_hash(old) if old is not None else None
+        edit_profile_in(vault, txn, edit, expected_hash=sha)
         new = _read_or_none(vault, path)
         if new is not None and new != old:
             undo.append(_restorer(path, old, new) if old is not None else _remover(path))

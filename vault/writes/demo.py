@@ -12,6 +12,7 @@ from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
+from vault.writes.profile_edit import ProfileEdit
 
 GROUP = ScopeId("demo-bot", "group_10001")
 ALICE = Speaker("u42", "Alice")
@@ -49,12 +50,15 @@ def build_demo(root: Path) -> Vault:
     vault = Vault(root)
     for text, speaker, tags, importance, key in SAMPLES:
         vault.remember(NewEpisode(GROUP, text, speaker, tags, importance, key))
-    vault.update_profile(GROUP, "name", "set", "Book club 读书会", source="user")
-    vault.update_profile(GROUP, "preferences", "add", "language: 中文 and English", source="user")
+    vault.update_profile(ProfileEdit(GROUP, "name", "set", "Book club 读书会"), source="user")
     vault.update_profile(
-        GROUP, "traits", "add", "night owl", speaker="u42", speaker_name=ALICE.name, source="agent"
+        ProfileEdit(GROUP, "preferences", "add", "language: 中文 and English"), source="user"
     )
     vault.update_profile(
-        GROUP, "preferences", "add", "oat flat white", speaker="u42", fact_key="coffee"
+        ProfileEdit(GROUP, "traits", "add", "night owl", speaker="u42", speaker_name=ALICE.name),
+        source="agent",
+    )
+    vault.update_profile(
+        ProfileEdit(GROUP, "preferences", "add", "oat flat white", speaker="u42", fact_key="coffee")
     )
     return vault

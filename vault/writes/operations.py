@@ -3,23 +3,18 @@
 Each operation takes the vault lock, writes its files atomically, appends to the session's
 audit log and commits exactly the files it wrote (vault.writes.core.VaultCore), so git
 history reads as a log of memory operations and a person's own uncommitted edits are never
-swept into it. A new memory arrives as one vault.writes.new_episode.NewEpisode.
+swept into it. A new memory arrives as one vault.writes.new_episode.NewEpisode, a profile
+change as one vault.writes.profile_edit.ProfileEdit.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from vault.format.model import Episode, Profile
+from vault.format.model import Episode
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError, StoredEpisode
-from vault.redaction.secret_guard import Kept
-from vault.writes import status_ops
+from vault.layout.store import BadRequestError
+from vault.writes import profile_ops, status_ops
 from vault.writes.core import VaultCore
 from vault.writes.new_episode import NewEpisode
-from vault.writes.op_results import Forgotten, StatusChange
-from vault.writes.profile_ops import update_profile
-from vault.writes.transaction import Txn
 
 
 class Vault(VaultCore):
@@ -34,21 +29,12 @@ class Vault(VaultCore):
             episode = self.add_episode(txn, episode, request.episode_id, audit_as="remember")
         return episode
 
-    def change_status(
-        self,
-        scope: ScopeId,
-        episode_id: str,
-        status: str,
-        *,
-        source: str = "user",
-        query_id: int | str | None = None,
-        expected_hash: str | None = None,
-    ) -> StatusChange:
-        """archive (status archived) or restore (status active): vault.writes.status_ops."""
-        return status_ops.change_status(
-            self, scope, episode_id, status,
-            source=source, query_id=query_id, expected_hash=expected_hash,
-        )  # fmt: skip
+    # archive (status archived) or restore (status active), forget and what a delete keeps:
+    # the functions of vault.writes.status_ops, bound as methods (one signature, theirs).
+    change_status = status_ops.change_status
+    forget = status_ops.forget
+    follow_forget = status_ops.follow_forget
+    keep_before_delete = status_ops.keep_before_delete
 
     def archive(self, scope: ScopeId, episode_id: str, **kw: object) -> Episode:
         return self.change_status(scope, episode_id, "archived", **kw).episode  # type: ignore[arg-type]
@@ -72,32 +58,8 @@ class Vault(VaultCore):
                 self._set_status(stored, "superseded", txn, superseded_by=new_id)
         return self.find_episode(scope, old_id).episode
 
-    def forget(
-        self,
-        scope: ScopeId,
-        episode_id: str,
-        *,
-        source: str = "user",
-        query_id: int | str | None = None,
-    ) -> Forgotten:
-        """Delete the episode's file, keeping what git does not hold: vault.writes.status_ops."""
-        return status_ops.forget(self, scope, episode_id, source=source, query_id=query_id)
-
-    def follow_forget(self, chat: list[StoredEpisode], gone: set[str], txn: Txn) -> None:
-        status_ops.follow_forget(self, chat, gone, txn)
-
-    def keep_before_delete(self, rels: list[str], what: str) -> Kept:
-        return status_ops.keep_before_delete(self, rels, what)
-
     # -- profiles -----------------------------------------------------------------------
 
-    def update_profile(
-        self,
-        scope: ScopeId,
-        field: str,
-        action: str,
-        value: str,
-        **kw: Any,
-    ) -> Profile:
-        """set/add/remove one profile field; see vault.format.profile_edit for the rules."""
-        return update_profile(self, scope, field, action, value, **kw)
+    # set/add/remove one profile field as a vault.writes.profile_edit.ProfileEdit says (the
+    # rules: vault.format.profile_edit): vault.writes.profile_ops.update_profile, bound.
+    update_profile = profile_ops.update_profile

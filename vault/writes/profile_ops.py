@@ -1,4 +1,5 @@
-"""Profile operations on a vault: edit one field (imports are vault.transfer.transfer_profiles)."""
+"""Profile operations on a vault: apply one vault.writes.profile_edit.ProfileEdit (imports are
+vault.transfer.transfer_profiles)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,16 @@ from typing import TYPE_CHECKING, Any
 from ruamel.yaml.comments import CommentedMap
 
 from templates import read_template
+from vault.errors import Internal
 from vault.format.model import FormatError, Profile
 from vault.format.profile_edit import apply_edit
 from vault.format.profiles import parse_profile
 from vault.format.yamledit import rt_edit
 from vault.format.yamlio import decode
-from vault.layout.keys import ScopeId
 from vault.layout.store import BadRequestError
 from vault.redaction.redact_forms import redact_name
 from vault.redaction.redact_write import scrub_profile_value
+from vault.writes.profile_edit import ProfileEdit
 from vault.writes.safewrite import create_new, rewrite
 
 if TYPE_CHECKING:
@@ -26,7 +28,6 @@ if TYPE_CHECKING:
     from vault.writes.transaction import Txn
 
 BOM = b"\xef\xbb\xbf"
-NAME_MAX = 100  # a display name a chat platform sends may be anything: one line, this long
 
 
 def edit_profile_bytes(data: bytes, edit: Callable[[CommentedMap], None], rel: str) -> bytes:
@@ -45,79 +46,56 @@ def edit_profile_bytes(data: bytes, edit: Callable[[CommentedMap], None], rel: s
 
 def update_profile(
     vault: VaultCore,
-    scope: ScopeId,
-    field: str,
-    action: str,
-    value: str,
+    edit: ProfileEdit,
     *,
-    speaker: str | None = None,
-    fact_key: str | None = None,
-    previous_value: str | None = None,
     source: str = "agent",
     query_id: int | str | None = None,
     expected_hash: str | None = None,
-    speaker_name: str | None = None,
 ) -> Profile:
-    """`speaker_name`: the display name the caller knows for `speaker` (the sender's, in
-    the plugin); see `name_to_fill`."""
-    with vault.operation(scope, "update_profile", source=source, query_id=query_id) as txn:
-        edit_profile_in(
-            vault,
-            txn,
-            field,
-            action,
-            value,
-            speaker=speaker,
-            fact_key=fact_key,
-            previous_value=previous_value,
-            expected_hash=expected_hash,
-            speaker_name=speaker_name,
-        )
-    return vault.read_profile(scope, speaker)
+    """Apply `edit` in one operation of its own; returns the profile as it is now.
+    `expected_hash`: the sha of the file the caller showed (None: no check)."""
+    with vault.operation(edit.scope, "update_profile", source=source, query_id=query_id) as txn:
+        edit_profile_in(vault, txn, edit, expected_hash=expected_hash)
+    return vault.read_profile(edit.scope, edit.speaker)
 
 
 def name_to_fill(doc: CommentedMap, field: str, speaker_name: str | None) -> str | None:
     """The name a speaker profile gets as a side effect of another edit: `speaker_name`
-    (one line, at most NAME_MAX characters), only while the file's `name:` is empty (FORMAT
-    3: blank is not given). A name a person or an earlier call wrote is never replaced, and
-    an edit of `name` itself (set, or remove = clear it) is left as asked. A name that
-    holds a secret is not written (vault.redaction.redact)."""
+    (one line, at most NAME_MAX characters: vault.writes.profile_edit), only while the file's
+    `name:` is empty (FORMAT 3: blank is not given). A name a person or an earlier call
+    wrote is never replaced, and an edit of `name` itself (set, or remove = clear it) is
+    left as asked. A name that holds a secret is not written (vault.redaction.redact)."""
     current = doc.get("name")
     empty = current is None or (isinstance(current, str) and not current.strip())
-    if field == "name" or not empty:
+    if field == "name" or not empty or not speaker_name:
         return None
-    text = " ".join((speaker_name or "").split())[:NAME_MAX].strip()
-    if not text or redact_name(text).changed:
+    if redact_name(speaker_name).changed:
         return None
-    return text
+    return speaker_name
 
 
 def edit_profile_in(
-    vault: VaultCore,
-    txn: Txn,
-    field: str,
-    action: str,
-    value: str,
-    *,
-    speaker: str | None = None,
-    fact_key: str | None = None,
-    previous_value: str | None = None,
-    expected_hash: str | None = None,
-    speaker_name: str | None = None,
+    vault: VaultCore, txn: Txn, edit: ProfileEdit, *, expected_hash: str | None = None
 ) -> None:
     """The profile edit of update_profile inside an operation that may write more files
     (accepting a candidate: the profile and the candidate file, in one commit)."""
     scope = txn.scope
+    if edit.scope != scope:
+        raise Internal(
+            f"a profile edit of {edit.scope.session_key} was applied in an operation on "
+            f"{scope.session_key}: nothing was written; please report this with the log"
+        )
+    field, action, speaker = edit.field, edit.action, edit.speaker
     # No secret reaches the file or the audit line (vault.redaction.redact_write).
     value, previous_value, fact_key = scrub_profile_value(
-        action, value, fact_key, previous_value, name=field == "name"
+        action, edit.value, edit.fact_key, edit.previous_value, name=field == "name"
     )
     path = vault.profile_path(scope, speaker)
     rel = vault.layout.rel(path)
 
     filled: list[str] = []
 
-    def edit(doc: CommentedMap) -> None:
+    def change(doc: CommentedMap) -> None:
         now = vault.clock()
         apply_edit(
             doc,
@@ -129,7 +107,7 @@ def edit_profile_in(
             previous_value=previous_value,
             limits=vault.profile_limits,
         )
-        name = name_to_fill(doc, field, speaker_name) if speaker else None
+        name = name_to_fill(doc, field, edit.speaker_name) if speaker else None
         filled[:] = [name] if name else []
         if name:
             apply_edit(doc, "name", "set", name, now=now)
@@ -138,7 +116,7 @@ def edit_profile_in(
     target_id = f"{scope.session_key}:{speaker}" if speaker else scope.session_key
     slot = f" ({fact_key})" if fact_key else ""
     summary = f"{action} {'speaker' if speaker else 'session'} profile {field}{slot}: {value}"
-    _write_profile(path, rel, lambda data: edit_profile_bytes(data, edit, rel), expected_hash)
+    _write_profile(path, rel, lambda data: edit_profile_bytes(data, change, rel), expected_hash)
     txn.written.append(path)
     if filled:  # the audit line says it, as the file does: `name:` was written too
         summary += f"; name {filled[0]} (the speaker's, the name was empty)"

@@ -1,6 +1,6 @@
 """The status-changing operations of vault.writes.operations.Vault: archive/restore and forget
-(the Vault methods of the same names call these). What a status becomes is decided by
-vault.writes.lifecycle; what may be committed by vault.redaction.secret_guard."""
+(the Vault methods of the same names are these functions, bound). What a status becomes is
+decided by vault.writes.lifecycle; what may be committed by vault.redaction.secret_guard."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Tool `update_profile`: edit the session's or the current speaker's profile file.
 
-Validation order and messages are upstream's; the edit rules are the vault's
+Validation order and messages are upstream's; the checked call becomes one
+vault.writes.profile_edit.ProfileEdit, and the edit rules are the vault's
 (vault/format/profile_edit.py: a full list or over-long notes is an error instead of silent loss).
 """
 
@@ -17,6 +18,7 @@ from memvault_plugin import prompting
 from memvault_plugin.error_reply import replies_errors
 
 from vault.redaction.redact_forms import redacted_name
+from vault.writes.profile_edit import ProfileEdit
 
 log = logging.getLogger(__name__)
 
@@ -105,20 +107,18 @@ class UpdateProfile(Tool):
             turn.sender_id,
             len(value),
         )
-        profile = await memory.run(
-            vault.update_profile,
+        edit = ProfileEdit(
             scope,
             field,
             action,
             value,
             speaker=turn.sender_id if target == "speaker" else None,
             fact_key=fact_key or None,
-            previous_value=previous_value.strip() or None,
-            source="agent",
-            query_id=query_id,
+            previous_value=previous_value,
             # Fills the speaker profile's name only while it is empty (profile_ops).
-            speaker_name=turn.sender_name or None,
+            speaker_name=turn.sender_name,
         )
+        profile = await memory.run(vault.update_profile, edit, source="agent", query_id=query_id)
         log.info(
             "memvault=update_profile_stored query_id=%s target_scope=%s field=%s action=%s "
             "session_key=%s",
