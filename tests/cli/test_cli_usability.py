@@ -35,6 +35,7 @@ from vault.health.check import check_vault
 from vault.layout.keys import ScopeId
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
+from vault.writes.profile_edit import ProfileEdit
 
 CHAT = ScopeId("b1", "group_123")
 START_S = 90.0  # `memvault watch`: imports, model load, first reconcile on a busy 2-core box
@@ -274,8 +275,8 @@ def test_check_status_and_the_console_count_the_same_memory_files(root):
     vault = Vault(root)
     vault.remember(NewEpisode(CHAT, "Alice likes oat flat whites"))
     vault.remember(NewEpisode(ScopeId("b1", "person_7"), "Bob is vegetarian"))
-    vault.update_profile(CHAT, "name", "set", "Project chat")
-    vault.update_profile(CHAT, "traits", "add", "night owl", speaker="u42")
+    vault.update_profile(ProfileEdit(CHAT, "name", "set", "Project chat"))
+    vault.update_profile(ProfileEdit(CHAT, "traits", "add", "night owl", speaker="u42"))
     memvault("reindex", env_vault=root)
     checked = json.loads(memvault("check", "--json", env_vault=root).stdout)
     status = json.loads(memvault("status", "--json", env_vault=root).stdout)

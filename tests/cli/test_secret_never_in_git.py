@@ -27,6 +27,7 @@ from vault.writes.bulk import apply_bulk, parse_selection, preview_bulk
 from vault.writes.episode_edit import edit_episode
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
+from vault.writes.profile_edit import ProfileEdit
 
 SECRET = "Hunter2-Zq81x"
 HAND_ID = "ep_20260101_hand01"
@@ -205,7 +206,7 @@ def test_a_profile_edit_refuses_a_hand_written_secret_in_the_profile(vault, scop
     path.write_text(f"name: Eve\nnotes: 'router password: {SECRET}'\n", encoding="utf-8")
     before = path.read_bytes()
     with pytest.raises(SecretInFileError, match=r":2: holds what looks like a password"):
-        vault.update_profile(scope, "traits", "add", "likes hiking")
+        vault.update_profile(ProfileEdit(scope, "traits", "add", "likes hiking"))
     assert path.read_bytes() == before and git_objects_holding(vault.root, SECRET) == []
 
 

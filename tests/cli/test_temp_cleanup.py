@@ -26,6 +26,7 @@ from vault.layout.create import init_vault
 from vault.writes import tempfiles
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
+from vault.writes.profile_edit import ProfileEdit
 from vault.writes.safewrite import DiskFullError, atomic_write, create_new, rewrite
 from vault.writes.tempfiles import STALE_AFTER_S, TEMP_RE, sweep_stale_temps
 
@@ -87,7 +88,7 @@ def full_disk(tmp_path: Path, monkeypatch) -> Iterator[tuple[Path, str]]:
     root = disk / "memory"
     init_vault(root)
     vault = Vault(root)
-    vault.update_profile(SCOPE, "name", "set", "Team chat")
+    vault.update_profile(ProfileEdit(SCOPE, "name", "set", "Team chat"))
     vault.remember(NewEpisode(SCOPE, "a memory from before the disk filled up"))
     try:
         if mounted:
@@ -123,7 +124,7 @@ def test_failed_writes_on_a_full_disk_leave_no_temp_and_say_what_to_do(full_disk
     episode = vault.list_episodes(SCOPE).items[0].episode
     attempts = [
         lambda: vault.remember(NewEpisode(SCOPE, "a memory with no room for it")),
-        lambda: vault.update_profile(SCOPE, "name", "set", "Renamed chat"),
+        lambda: vault.update_profile(ProfileEdit(SCOPE, "name", "set", "Renamed chat")),
         lambda: vault.archive(SCOPE, episode.id),
         lambda: atomic_write(root / "README.md", b"no room\n"),
     ]
@@ -235,7 +236,7 @@ def _episodes_dir(vault: Vault) -> Path:
 
 def test_dead_writers_temps_are_swept_at_start_up_and_git_status_is_clean(vault: Vault):
     folder = _episodes_dir(vault)
-    vault.update_profile(SCOPE, "name", "set", "Team chat")
+    vault.update_profile(ProfileEdit(SCOPE, "name", "set", "Team chat"))
     profile = vault.layout.profile_path(SCOPE)
     kept = profile.read_bytes()
     (newer,) = folder.glob("ep_*.md")
@@ -308,7 +309,7 @@ def test_a_temp_name_holds_the_pid_the_sweep_reads(tmp_path: Path):
 )
 def test_a_sigkilled_write_leaves_nothing_after_the_next_start(vault: Vault, point, command):
     root = vault.root
-    vault.update_profile(SCOPE, "name", "set", "Team chat")
+    vault.update_profile(ProfileEdit(SCOPE, "name", "set", "Team chat"))
     profile = vault.layout.profile_path(SCOPE).read_bytes()
     child = subprocess.Popen(
         [sys.executable, "-c", STALLED_WRITE, point, command[0], *scope_args(root), *command[1:]],

@@ -16,6 +16,7 @@ from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
+from vault.writes.profile_edit import ProfileEdit
 
 A = ScopeId("bot-a", "group_1")
 B = ScopeId("bot-b", "person_9")
@@ -48,8 +49,10 @@ def open_ctx(root: Path, embedder: object) -> ConsoleContext:
         NewEpisode(A, "Alice is going to Beijing next week", speaker=alice, tags=["travel"])
     )
     vault.remember(NewEpisode(A, "小明喜欢喝燕麦拿铁", tags=["coffee"]))
-    vault.update_profile(A, "name", "set", "Project chat")
-    vault.update_profile(A, "preferences", "add", "coffee: oat flat white", speaker="u1")
+    vault.update_profile(ProfileEdit(A, "name", "set", "Project chat"))
+    vault.update_profile(
+        ProfileEdit(A, "preferences", "add", "coffee: oat flat white", speaker="u1")
+    )
     vault.remember(NewEpisode(B, "Bob hides the spare key under the blue flowerpot"))
     engine = Engine.open(root, embedder=embedder)  # type: ignore[arg-type]
     engine.reconcile()

@@ -23,6 +23,7 @@ import pytest
 from tests.helpers.browser import browser_missing
 from tests.helpers.paths import REPO
 from vault.writes.new_episode import NewEpisode
+from vault.writes.profile_edit import ProfileEdit
 
 ARTIFACTS = REPO / "test-artifacts" / "console"
 BIN = Path(sys.executable).parent
@@ -121,8 +122,10 @@ def make_seeded(root: Path) -> Seeded:
     seeded.ids["secret"] = vault.remember(
         NewEpisode(other, "Other chat secret: the launch code is 4242")
     ).id
-    vault.update_profile(scope, "preferences", "add", "coffee: oat flat white", speaker="u42")
-    vault.update_profile(scope, "traits", "add", "friendly chat")
+    vault.update_profile(
+        ProfileEdit(scope, "preferences", "add", "coffee: oat flat white", speaker="u42")
+    )
+    vault.update_profile(ProfileEdit(scope, "traits", "add", "friendly chat"))
     return seeded
 
 

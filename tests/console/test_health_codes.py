@@ -22,6 +22,7 @@ from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
+from vault.writes.profile_edit import ProfileEdit
 
 WEB = REPO / "console" / "web" / "i18n"
 PLACEHOLDER = re.compile(r"\{\w+\}")
@@ -99,7 +100,7 @@ def test_hand_edits_are_counted_once_each_and_cleared_by_a_commit(tmp_path_facto
         vault.find_episode(scope, vault.remember(NewEpisode(scope, f"memory {i}")).id)
         for i in range(4)
     ]
-    vault.update_profile(scope, "name", "set", "Chat")
+    vault.update_profile(ProfileEdit(scope, "name", "set", "Chat"))
     assert hand_edits_check(vault).code == "hand_edits_none"
 
     changed: set[str] = set()

@@ -18,6 +18,7 @@ from vault.format.model import Speaker
 from vault.layout.keys import ScopeId
 from vault.transfer.exchange import import_payload
 from vault.writes.new_episode import NewEpisode
+from vault.writes.profile_edit import ProfileEdit
 from vault.writes.safewrite import ConflictError, LockTimeoutError
 from vault.writes.snapshots import write_snapshot
 
@@ -71,8 +72,8 @@ async def test_overview_counts_profiles_isolation_and_vault(plugin, host):
     remember(plugin, "Carol lives in Paris now", key="carol.city")  # supersedes Lyon
     remember(plugin, "another chat's memory", launcher_id=OTHER)
     vault.archive(chat(plugin), b.id)
-    vault.update_profile(chat(plugin), "name", "set", "Team chat")
-    vault.update_profile(chat(plugin), "traits", "add", "curious", speaker="u1")
+    vault.update_profile(ProfileEdit(chat(plugin), "name", "set", "Team chat"))
+    vault.update_profile(ProfileEdit(chat(plugin), "traits", "add", "curious", speaker="u1"))
     host.register_memory_kb("kb-memvault-0123456789")
     host.pipeline_kbs = [{"uuid": "kb-memvault-0123456789", "name": "memory", "description": ""}]
 
@@ -121,8 +122,8 @@ async def test_overview_in_bot_isolation_and_without_speaker(tmp_path):
 
 async def test_profile_shows_session_and_speaker(plugin, host):
     vault, _ = plugin.memory.require()
-    vault.update_profile(chat(plugin), "preferences", "add", "short answers")
-    vault.update_profile(chat(plugin), "name", "set", "Alice", speaker="u1")
+    vault.update_profile(ProfileEdit(chat(plugin), "preferences", "add", "short answers"))
+    vault.update_profile(ProfileEdit(chat(plugin), "name", "set", "Alice", speaker="u1"))
     text = await say(command(plugin), host, "!memory profile")
     assert text.splitlines() == [
         "[Session Profile]",
@@ -142,7 +143,7 @@ async def test_profile_shows_session_and_speaker(plugin, host):
 
 async def test_broken_profile_file_is_named(plugin, host):
     vault, _ = plugin.memory.require()
-    vault.update_profile(chat(plugin), "name", "set", "Team chat")
+    vault.update_profile(ProfileEdit(chat(plugin), "name", "set", "Team chat"))
     path = vault.profile_path(chat(plugin))
     path.write_text("name: [unclosed\n")
     rel = "bots/bot-1/sessions/group_123/profile.yaml"
@@ -342,8 +343,8 @@ async def test_export_l1_profiles_upstream_shape(plugin, host):
     cmd = command(plugin)
     assert await say(cmd, host, "!memory export") == "[Memory] No profiles to export."
     vault, _ = plugin.memory.require()
-    vault.update_profile(chat(plugin), "name", "set", "Team chat")
-    vault.update_profile(chat(plugin), "traits", "add", "kind", speaker="u1")
+    vault.update_profile(ProfileEdit(chat(plugin), "name", "set", "Team chat"))
+    vault.update_profile(ProfileEdit(chat(plugin), "traits", "add", "kind", speaker="u1"))
     data = json.loads(await say(cmd, host, "!memory export"))
     assert set(data) == {"version", "exported_at", "profiles"}
     assert data["version"] == 1 and len(data["exported_at"]) == 20

@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 
 from tests.plugin.test_command import chat, command, remember, say
+from vault.writes.profile_edit import ProfileEdit
 
 
 async def test_profile_export_names_a_broken_profile_and_keeps_the_rest(plugin, host):
     cmd = command(plugin)
     vault, _ = plugin.memory.require()
-    vault.update_profile(chat(plugin), "name", "set", "Team chat")
-    vault.update_profile(chat(plugin), "traits", "add", "kind", speaker="u1")
+    vault.update_profile(ProfileEdit(chat(plugin), "name", "set", "Team chat"))
+    vault.update_profile(ProfileEdit(chat(plugin), "traits", "add", "kind", speaker="u1"))
     broken = vault.profile_path(chat(plugin), "u1")
     broken.write_text("traits: [kind\n", encoding="utf-8")
     data = json.loads(await say(cmd, host, "!memory export"))

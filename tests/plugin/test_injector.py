@@ -13,6 +13,7 @@ from tests.plugin.fakehost import FakeHost, started_plugin
 from vault.format.model import Speaker
 from vault.layout.keys import ScopeId
 from vault.writes.new_episode import NewEpisode
+from vault.writes.profile_edit import ProfileEdit
 from vault.writes.snapshots import flush, read_snapshot
 
 # tests/plugin/conftest.py `plugin_embedder`: what is recalled here is what the model finds.
@@ -47,7 +48,7 @@ def remember(plugin, text, session="group_A", bot="bot-1", speaker=("u1", "Alice
 def profile(plugin, field, value, session="group_A", bot="bot-1", speaker=None, **kw):
     vault, _ = plugin.memory.require()
     scope = plugin.memory.scope(session, bot)
-    return vault.update_profile(scope, field, "add", value, speaker=speaker, **kw)
+    return vault.update_profile(ProfileEdit(scope, field, "add", value, speaker=speaker, **kw))
 
 
 MEMORY_INTRO = "# Relevant Memories"

@@ -13,6 +13,7 @@ from tests.helpers.tree_hash import tree_hash
 from tests.plugin.test_command import OTHER, chat, command, remember, say
 from vault.format.model import Speaker
 from vault.writes import audit
+from vault.writes.profile_edit import ProfileEdit
 
 
 def commits(root) -> int:
@@ -29,9 +30,9 @@ def ops(vault, scope) -> list[tuple[str, str]]:
 async def test_import_l2_accepts_the_profiles_only_export(plugin, host):
     cmd = command(plugin)
     vault, _ = plugin.memory.require()
-    vault.update_profile(chat(plugin), "name", "set", "Team chat")
-    vault.update_profile(chat(plugin), "preferences", "add", "oat", fact_key="coffee")
-    vault.update_profile(chat(plugin), "traits", "add", "kind", speaker="u1")
+    vault.update_profile(ProfileEdit(chat(plugin), "name", "set", "Team chat"))
+    vault.update_profile(ProfileEdit(chat(plugin), "preferences", "add", "oat", fact_key="coffee"))
+    vault.update_profile(ProfileEdit(chat(plugin), "traits", "add", "kind", speaker="u1"))
     exported = await say(cmd, host, "!memory export")
     assert set(json.loads(exported)) == {"version", "exported_at", "profiles"}
     reply = await say(cmd, host, f"!memory import l2 {exported}", launcher_id=OTHER)

@@ -25,6 +25,7 @@ from tests.plugin.fakehost import started_plugin
 from tests.plugin.test_command import command, say
 from tests.plugin.test_injector import KB, fenced, injected, injector_for, remember
 from tests.plugin.test_tools import call
+from vault.writes.profile_edit import ProfileEdit
 from vault.writes.snapshots import flush, read_snapshot
 
 # tests/plugin/conftest.py `plugin_embedder`: what is recalled here is what the model finds.
@@ -129,7 +130,7 @@ async def test_everyday_chat_injects_no_episode(chat, host, message, reason):
 async def test_profiles_and_critical_memories_are_not_gated(chat, host):
     vault, _ = chat.memory.require()
     scope = chat.memory.scope(SESSION, "bot-1")
-    vault.update_profile(scope, "notes", "add", "This group plans the spring release")
+    vault.update_profile(ProfileEdit(scope, "notes", "add", "This group plans the spring release"))
     critical = remember(chat, "The fire exit code is 4512", session=SESSION, priority="critical")
     ctx = await turn(chat, host, "thanks!")
     system, memories = injected(ctx)

@@ -23,6 +23,7 @@ from vault.format.model import Speaker
 from vault.layout.keys import ScopeId
 from vault.layout.store import AmbiguousIdError, BadRequestError
 from vault.writes.operations import Vault
+from vault.writes.profile_edit import ProfileEdit
 from vault.writes.safewrite import ConflictError
 
 CHAT = ScopeId("bot-1", "group_1")
@@ -128,7 +129,9 @@ def test_reject_keeps_the_file_and_writes_no_memory(vault):
 
 
 def test_a_profile_candidate_goes_through_update_profile(vault):
-    vault.update_profile(CHAT, "preferences", "add", "black", speaker="u42", fact_key="coffee")
+    vault.update_profile(
+        ProfileEdit(CHAT, "preferences", "add", "black", speaker="u42", fact_key="coffee")
+    )
     proposal = plan(
         kind="profile",
         body="Alice now drinks oat flat whites.",
@@ -153,7 +156,7 @@ def test_a_profile_candidate_goes_through_update_profile(vault):
 
 def test_a_refused_profile_change_leaves_the_candidate_pending_and_commits_nothing(vault):
     for n in range(10):  # preferences is full (the limit is 10)
-        vault.update_profile(CHAT, "preferences", "add", f"item {n}", speaker="u42")
+        vault.update_profile(ProfileEdit(CHAT, "preferences", "add", f"item {n}", speaker="u42"))
     proposal = plan(
         kind="profile",
         body="Alice likes jazz.",

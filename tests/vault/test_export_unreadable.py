@@ -16,6 +16,7 @@ from vault.layout.keys import ScopeId
 from vault.transfer.exchange import export_scope, import_payload, unreadable_warning
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
+from vault.writes.profile_edit import ProfileEdit
 
 CHAT = ScopeId("b1", "group_123")
 ARGS = ["--bot", "b1", "--session", "group_123"]
@@ -31,8 +32,8 @@ def broken(tmp_path: Path) -> tuple[Vault, dict[str, bytes]]:
     init_vault(root, git=False)
     vault = Vault(root, git=False)
     good = vault.remember(NewEpisode(CHAT, "Ann runs the Friday book club"))
-    vault.update_profile(CHAT, "name", "set", "Book club")
-    vault.update_profile(CHAT, "traits", "add", "kind", speaker="u1")
+    vault.update_profile(ProfileEdit(CHAT, "name", "set", "Book club"))
+    vault.update_profile(ProfileEdit(CHAT, "traits", "add", "kind", speaker="u1"))
     profile = vault.profile_path(CHAT, "u1")
     profile.write_text(BROKEN_PROFILE, encoding="utf-8")
     episode = vault.layout.root / vault.find_episode(CHAT, good.id).rel

@@ -7,6 +7,7 @@ from vault.format.model import Speaker
 from vault.layout.keys import ScopeId
 from vault.layout.store import BadRequestError, NotFoundError
 from vault.writes.new_episode import NewEpisode
+from vault.writes.profile_edit import ProfileEdit
 
 
 def audit_lines(vault, scope):
@@ -106,7 +107,7 @@ def test_bot_isolation_shares_episodes_but_not_profiles(vault):
     ep = vault.remember(NewEpisode(a, "shared across the bot"))
     assert vault.find_episode(b, ep.id).episode.body == "shared across the bot"
     assert vault.list_episodes(ScopeId("bot-1", "group_2")).total == 0
-    vault.update_profile(a, "name", "set", "Group One", source="user")
+    vault.update_profile(ProfileEdit(a, "name", "set", "Group One"), source="user")
     assert vault.read_profile(b).name is None
 
 

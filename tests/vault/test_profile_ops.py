@@ -5,10 +5,11 @@ from vault.format.episodes import parse_episode
 from vault.format.model import PROFILE_MAX_HISTORY
 from vault.format.profiles import parse_profile
 from vault.layout.store import BadRequestError
+from vault.writes.profile_edit import ProfileEdit
 
 
 def test_first_edit_starts_from_the_commented_template(vault, scope):
-    vault.update_profile(scope, "name", "set", "读书会 Book club", source="user")
+    vault.update_profile(ProfileEdit(scope, "name", "set", "读书会 Book club"), source="user")
     text = vault.profile_path(scope).read_text(encoding="utf-8")
     assert text.startswith("# MemVault profile")
     assert "读书会 Book club" in text  # not escaped to \\u sequences
@@ -29,7 +30,9 @@ def test_edit_keeps_comments_order_and_untouched_lines(vault, scope):
         "  - coffee: oat flat white\n"
     )
     path.write_text(original, encoding="utf-8")
-    vault.update_profile(scope, "preferences", "add", "black", speaker="u42", fact_key="coffee")
+    vault.update_profile(
+        ProfileEdit(scope, "preferences", "add", "black", speaker="u42", fact_key="coffee")
+    )
     text = path.read_text(encoding="utf-8")
     for line in original.splitlines():
         if "oat flat white" not in line:
@@ -42,8 +45,8 @@ def test_edit_keeps_comments_order_and_untouched_lines(vault, scope):
 
 
 def test_slot_in_value_text_replaces_without_fact_key(vault, scope):
-    vault.update_profile(scope, "traits", "add", "city: Beijing")
-    vault.update_profile(scope, "traits", "add", "City: Shanghai")
+    vault.update_profile(ProfileEdit(scope, "traits", "add", "city: Beijing"))
+    vault.update_profile(ProfileEdit(scope, "traits", "add", "City: Shanghai"))
     prof = vault.read_profile(scope)
     assert prof.traits == ("city: Shanghai",)
     assert [(h.key, h.value, h.reason) for h in prof.history] == [
@@ -53,7 +56,7 @@ def test_slot_in_value_text_replaces_without_fact_key(vault, scope):
 
 def test_previous_value_is_kept_in_history_for_a_new_slot(vault, scope):
     vault.update_profile(
-        scope, "preferences", "set", "tea", fact_key="drink", previous_value="coffee"
+        ProfileEdit(scope, "preferences", "set", "tea", fact_key="drink", previous_value="coffee")
     )
     prof = vault.read_profile(scope)
     assert prof.preferences == ("drink: tea",)
@@ -62,37 +65,37 @@ def test_previous_value_is_kept_in_history_for_a_new_slot(vault, scope):
 
 def test_set_on_a_list_replaces_it_and_remembers_the_old_items(vault, scope):
     for trait in ("kind", "loud", "mood: happy"):
-        vault.update_profile(scope, "traits", "add", trait)
-    vault.update_profile(scope, "traits", "set", "quiet")
+        vault.update_profile(ProfileEdit(scope, "traits", "add", trait))
+    vault.update_profile(ProfileEdit(scope, "traits", "set", "quiet"))
     prof = vault.read_profile(scope)
     assert prof.traits == ("quiet",)
     assert {h.value for h in prof.history} == {"kind", "loud", "happy"}
 
 
 def test_notes_add_set_remove_and_limit(vault, scope):
-    vault.update_profile(scope, "notes", "add", "line one")
-    vault.update_profile(scope, "notes", "add", "第二行")
+    vault.update_profile(ProfileEdit(scope, "notes", "add", "line one"))
+    vault.update_profile(ProfileEdit(scope, "notes", "add", "第二行"))
     assert vault.read_profile(scope).notes.splitlines() == ["line one", "第二行"]
-    vault.update_profile(scope, "notes", "remove", "line one")
+    vault.update_profile(ProfileEdit(scope, "notes", "remove", "line one"))
     assert vault.read_profile(scope).notes.strip() == "第二行"
     with pytest.raises(BadRequestError, match="2000"):
-        vault.update_profile(scope, "notes", "set", "x" * 2001)
-    vault.update_profile(scope, "notes", "remove", "")
+        vault.update_profile(ProfileEdit(scope, "notes", "set", "x" * 2001))
+    vault.update_profile(ProfileEdit(scope, "notes", "remove", ""))
     assert not vault.read_profile(scope).notes
 
 
 @pytest.mark.parametrize("field,limit", [("traits", 20), ("preferences", 10)])
 def test_list_limits_refuse_instead_of_dropping(vault, scope, field, limit):
     for i in range(limit):
-        vault.update_profile(scope, field, "add", f"item {i}")
+        vault.update_profile(ProfileEdit(scope, field, "add", f"item {i}"))
     with pytest.raises(BadRequestError, match="remove one first"):
-        vault.update_profile(scope, field, "add", "one too many")
+        vault.update_profile(ProfileEdit(scope, field, "add", "one too many"))
     assert len(getattr(vault.read_profile(scope), field)) == limit
 
 
 def test_history_is_capped_newest_first(vault, scope):
     for i in range(PROFILE_MAX_HISTORY + 5):
-        vault.update_profile(scope, "preferences", "add", f"v{i}", fact_key="k")
+        vault.update_profile(ProfileEdit(scope, "preferences", "add", f"v{i}", fact_key="k"))
     prof = vault.read_profile(scope)
     assert len(prof.history) == PROFILE_MAX_HISTORY
     assert prof.history[0].value == f"v{PROFILE_MAX_HISTORY + 3}"
@@ -108,9 +111,9 @@ def test_history_is_capped_newest_first(vault, scope):
 )
 def test_bad_profile_edits_say_what_to_do(vault, scope, args, needle):
     with pytest.raises(BadRequestError, match=needle):
-        vault.update_profile(scope, *args)
+        vault.update_profile(ProfileEdit(scope, *args))
     with pytest.raises(BadRequestError, match="fact_key"):
-        vault.update_profile(scope, "notes", "set", "x", fact_key="k")
+        vault.update_profile(ProfileEdit(scope, "notes", "set", "x", fact_key="k"))
 
 
 def test_a_broken_profile_is_not_rewritten(vault, scope):
@@ -118,7 +121,7 @@ def test_a_broken_profile_is_not_rewritten(vault, scope):
     path.parent.mkdir(parents=True)
     path.write_bytes(b"name: [unclosed\n")
     with pytest.raises(BadRequestError, match="fix"):
-        vault.update_profile(scope, "name", "set", "x")
+        vault.update_profile(ProfileEdit(scope, "name", "set", "x"))
     assert path.read_bytes() == b"name: [unclosed\n"
 
 
@@ -126,7 +129,7 @@ def test_crlf_and_bom_survive_an_edit(vault, scope):
     path = vault.profile_path(scope)
     path.parent.mkdir(parents=True)
     path.write_bytes(b"\xef\xbb\xbf# note\r\nname: A\r\n")
-    vault.update_profile(scope, "name", "set", "B")
+    vault.update_profile(ProfileEdit(scope, "name", "set", "B"))
     data = path.read_bytes()
     assert data.startswith(b"\xef\xbb\xbf# note\r\nname: B\r\n")
     assert b"\n" not in data.replace(b"\r\n", b"")
@@ -140,7 +143,7 @@ def test_templates_are_valid_files():
 
 
 def test_profile_edit_racing_a_hand_save_keeps_both(vault, scope, monkeypatch):
-    vault.update_profile(scope, "name", "set", "Alice")
+    vault.update_profile(ProfileEdit(scope, "name", "set", "Alice"))
     path = vault.profile_path(scope)
     import vault.writes.safewrite as sw
 
@@ -155,7 +158,7 @@ def test_profile_edit_racing_a_hand_save_keeps_both(vault, scope, monkeypatch):
         return real(target, data)
 
     monkeypatch.setattr(sw, "_write_temp", person_saves_then_write)
-    vault.update_profile(scope, "traits", "add", "curious")
+    vault.update_profile(ProfileEdit(scope, "traits", "add", "curious"))
     prof = vault.read_profile(scope)
     assert prof.traits == ("curious",) and ("hobby", "chess") in prof.extra
 
@@ -164,7 +167,7 @@ def test_profile_edit_racing_a_hand_save_keeps_both(vault, scope, monkeypatch):
     "value", ["no", "012345", "2026-11-30", "null", "yes: no", "# x", "a: b: c"]
 )
 def test_yaml_hostile_values_read_back_as_typed(vault, scope, value):
-    vault.update_profile(scope, "traits", "add", value)
+    vault.update_profile(ProfileEdit(scope, "traits", "add", value))
     assert vault.read_profile(scope).traits == (value,)
-    vault.update_profile(scope, "name", "set", value)
+    vault.update_profile(ProfileEdit(scope, "name", "set", value))
     assert vault.read_profile(scope).name == value

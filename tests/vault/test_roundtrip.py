@@ -23,6 +23,7 @@ from vault.transfer.exchange import export_scope, import_payload
 from vault.writes.episode_create import create_episode_file
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
+from vault.writes.profile_edit import ProfileEdit
 
 A = ScopeId("bot-1", "group_1")
 B = ScopeId("bot-1", "group_2")
@@ -267,8 +268,8 @@ def test_a_hand_written_file_keeps_unknown_fields_expiry_and_verification(vault)
 
 
 def test_profiles_keep_history_updated_at_and_unknown_fields(vault):
-    vault.update_profile(A, "preferences", "add", "oat", fact_key="coffee")
-    vault.update_profile(A, "preferences", "add", "soy", fact_key="coffee")
+    vault.update_profile(ProfileEdit(A, "preferences", "add", "oat", fact_key="coffee"))
+    vault.update_profile(ProfileEdit(A, "preferences", "add", "soy", fact_key="coffee"))
     path = vault.profile_path(A, "u1")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("name: Ann\ntimezone: Europe/Paris\n", encoding="utf-8")

@@ -18,7 +18,7 @@ from vault.layout.keys import ScopeId
 from vault.redaction.redact import redact
 from vault.writes.demo import GROUP, build_demo
 from vault.writes.operations import Vault
-from vault.writes.profile_ops import NAME_MAX
+from vault.writes.profile_edit import NAME_MAX, ProfileEdit
 
 CHAT = ScopeId("b1", "group_123")
 SPEAKER = [*SCOPE, "--speaker", "u42"]
@@ -118,7 +118,8 @@ def test_the_name_is_filled_exactly_when_it_is_empty(
         path.write_text(f"{start}\ntraits: []\n", encoding="utf-8")
     before = vault.read_profile(CHAT, who).name
     vault.update_profile(
-        CHAT, field, "set", "a value", speaker=who, speaker_name=given_name, source="user"
+        ProfileEdit(CHAT, field, "set", "a value", speaker=who, speaker_name=given_name),
+        source="user",
     )
     after = vault.read_profile(CHAT, who).name
     clean = " ".join((given_name or "").split())[:NAME_MAX].strip()

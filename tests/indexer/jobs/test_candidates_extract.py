@@ -24,6 +24,7 @@ from vault.candidates import accept_candidate, list_candidates, reject_candidate
 from vault.format.model import Speaker
 from vault.layout.keys import ScopeId
 from vault.writes.new_episode import NewEpisode
+from vault.writes.profile_edit import ProfileEdit
 
 CHAT = ScopeId("bot-1", "group_1")
 ALICE = Speaker("u42", "Alice")
@@ -129,7 +130,7 @@ def test_a_rejected_candidate_stays_out_of_search(fake_llm, vault, engine):
 def test_what_an_active_memory_already_says_is_not_written(fake_llm, vault, engine):
     vault.remember(NewEpisode(CHAT, "Alice is going to Beijing next week for a conference."))
     vault.update_profile(
-        CHAT, "preferences", "add", "oat flat white", speaker="u42", fact_key="coffee"
+        ProfileEdit(CHAT, "preferences", "add", "oat flat white", speaker="u42", fact_key="coffee")
     )
     fake_llm.script(
         {
@@ -207,7 +208,9 @@ def test_at_most_max_candidates_and_hostile_items_are_dropped(fake_llm, vault, e
 
 
 def test_a_profile_change_carries_the_real_previous_value(fake_llm, vault, engine):
-    vault.update_profile(CHAT, "preferences", "add", "black", speaker="u42", fact_key="coffee")
+    vault.update_profile(
+        ProfileEdit(CHAT, "preferences", "add", "black", speaker="u42", fact_key="coffee")
+    )
     fake_llm.script(
         {
             "candidates": [

@@ -32,6 +32,7 @@ from tests.helpers.llm_fake import Reply
 from vault.layout.store import BadRequestError
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
+from vault.writes.profile_edit import ProfileEdit
 from vault.writes.safewrite import ConflictError
 
 
@@ -260,7 +261,7 @@ def test_a_profile_edited_after_the_preview_is_refused(vault, engine, fake_llm):
     fake_llm.script(answer(updates=UPDATES[:1]))
     settings = ConsolidateSettings(apply_profile_updates=True)
     made = preview(fake_llm.llm(), vault, engine, CHAT, settings, now=NOW)
-    vault.update_profile(CHAT, "notes", "set", "edited in between", source="user")
+    vault.update_profile(ProfileEdit(CHAT, "notes", "set", "edited in between"), source="user")
     before, count = saved(vault), commits(vault)
     with pytest.raises(ConflictError, match="profile.yaml changed since the consolidation"):
         run(vault, engine, made)

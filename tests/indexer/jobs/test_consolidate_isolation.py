@@ -16,9 +16,10 @@ from tests.conftest import git
 from tests.helpers.consolidate_helpers import CHAT, NOW, OTHER, answer, seed, tree_hash
 from vault.layout.create import init_vault
 from vault.layout.store import BadRequestError
-from vault.writes.consolidation import ProfileEdit, consolidate
+from vault.writes.consolidation import consolidate
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
+from vault.writes.profile_edit import ProfileEdit
 
 SENTENCES = [
     "The book club meets on Fridays.",
@@ -101,7 +102,7 @@ def test_a_write_failing_midway_puts_every_file_back_and_commits_nothing(vault):
         )
     )
     # The summary and both archives are written before this edit fails (nothing to remove).
-    failing = ProfileEdit("traits", "remove", "a trait nobody has")
+    failing = ProfileEdit(CHAT, "traits", "remove", "a trait nobody has")
     with pytest.raises(BadRequestError, match="no item"):
         consolidate(vault, CHAT, summary, originals, [failing])
     assert tree_hash(vault.root, under="bots") == before

@@ -28,6 +28,7 @@ from vault.layout.keys import ScopeId, index_key, profile_index_key, session_key
 from vault.layout.layout import NOBOT, Layout, classify
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
+from vault.writes.profile_edit import ProfileEdit
 from vault.writes.snapshots import read_snapshot, snapshot_path, write_snapshot
 
 # Pieces that make joined strings collide: separators, tags, escapes, the no-bot marker.
@@ -152,8 +153,8 @@ def test_profiles_of_colliding_sessions_stay_apart(world):
     one, two = PAIRS[0]
     assert one.session_key == two.session_key
     for scope, word in ((one, "qqalphanote"), (two, "qqbetanote")):
-        vault.update_profile(scope, "notes", "set", f"likes {word}")
-        vault.update_profile(scope, "notes", "set", f"speaker {word}", speaker="u1")
+        vault.update_profile(ProfileEdit(scope, "notes", "set", f"likes {word}"))
+        vault.update_profile(ProfileEdit(scope, "notes", "set", f"speaker {word}", speaker="u1"))
     for scope in (one, two):
         folder = vault.layout.rel(vault.layout.session_dir(scope)) + "/"
         for word in ("qqalphanote", "qqbetanote"):

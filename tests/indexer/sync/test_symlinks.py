@@ -32,6 +32,7 @@ from vault.layout.links import VaultLinkError, read_vault_file
 from vault.layout.store import VaultReader, read_episode_file
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
+from vault.writes.profile_edit import ProfileEdit
 
 MEMVAULT = MEMVAULT_BIN
 SECRET = "quokkazephyr"  # one word, in no real memory: a hit can only come through a link
@@ -229,7 +230,7 @@ def test_profile_reads_and_every_write_refuse_a_link(root, tmp_path):
     with pytest.raises(VaultLinkError, match=FIX):
         vault.read_profile(scope)
     with pytest.raises(VaultLinkError, match=FIX):
-        vault.update_profile(scope, "notes", "set", "overwritten", source="user")
+        vault.update_profile(ProfileEdit(scope, "notes", "set", "overwritten"), source="user")
     assert secret.read_text(encoding="utf-8") == profile(SECRET)
     # A folder link at each depth: remember must not create anything through it.
     for n, rel in enumerate(["bots/b7", "bots/b1/sessions/group_5", "bots/b1/episodes"]):

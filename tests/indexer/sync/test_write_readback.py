@@ -31,6 +31,7 @@ from vault.transfer.exchange import import_payload
 from vault.writes import audit
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
+from vault.writes.profile_edit import ProfileEdit
 
 MEMVAULT = MEMVAULT_BIN
 BAD_INPUT = (BadRequestError, ValueError)  # UnsafeNameError and ScopeId's are ValueErrors
@@ -143,7 +144,9 @@ def test_profile_add_set_is_refused_or_read_back(bot, session, speaker, field, a
     with tmp:
         try:
             scope = ScopeId(bot, session)
-            vault.update_profile(scope, field, action, value, speaker=speaker, source="user")
+            vault.update_profile(
+                ProfileEdit(scope, field, action, value, speaker=speaker), source="user"
+            )
         except BAD_INPUT as exc:
             assert str(exc)
             blank = speaker is not None and speaker != "" and not speaker.strip()
@@ -357,7 +360,9 @@ def test_audit_lines_read_back_with_unicode_line_breaks_inside(tmp_path, odd):
     init_vault(root, git=False)
     vault = Vault(root, git=False)
     scope = ScopeId("b", f"group{odd}1")
-    vault.update_profile(scope, "notes", "set", "a note", source="user")  # target: the chat
+    vault.update_profile(
+        ProfileEdit(scope, "notes", "set", "a note"), source="user"
+    )  # target: the chat
     vault.remember(NewEpisode(scope, "second"))
     entries, problems = audit.read(vault.layout.audit_path(scope))
     assert problems == []

@@ -24,6 +24,7 @@ from vault.layout.store import BadRequestError
 from vault.transfer.exchange import import_payload
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
+from vault.writes.profile_edit import ProfileEdit
 
 AWS = "AKIAIOSFODNN7EXAMPLE"  # lower-cased, no case-sensitive rule knows it any more
 CAP_KEY = "Sk-Proj-Xy12Ab34Cd56Ef78Gh90"  # an OpenAI key as a model may capitalise it
@@ -55,7 +56,9 @@ def import_longtermmemory_shape(vault: Vault, scope: ScopeId) -> None:
 
 def profile_name_filled(vault: Vault, scope: ScopeId) -> None:
     # A name that holds a secret does not fill the profile's empty name (profile_ops).
-    vault.update_profile(scope, "traits", "add", "night owl", speaker="u1", speaker_name=NAME)
+    vault.update_profile(
+        ProfileEdit(scope, "traits", "add", "night owl", speaker="u1", speaker_name=NAME)
+    )
     profile = vault.read_profile(scope, "u1")
     assert profile.name is None and profile.traits == ("night owl",)
 
@@ -149,7 +152,9 @@ def test_a_profile_slot_key_holding_a_secret_is_stored_nowhere(
     vault, scope, caplog, value, fact_key
 ):
     caplog.set_level(logging.DEBUG)
-    vault.update_profile(scope, "preferences", "add", value, fact_key=fact_key, speaker="u1")
+    vault.update_profile(
+        ProfileEdit(scope, "preferences", "add", value, fact_key=fact_key, speaker="u1")
+    )
     profile = vault.read_profile(scope, "u1")
     assert len(profile.preferences) == 1 and "[redacted:api_key]" in profile.preferences[0]
     assert everywhere(SECRETS, vault.root, records=caplog.records) == {}
@@ -157,7 +162,9 @@ def test_a_profile_slot_key_holding_a_secret_is_stored_nowhere(
 
 def test_a_refused_slot_key_is_not_echoed_in_the_error(vault, scope):
     with pytest.raises(BadRequestError) as err:
-        vault.update_profile(scope, "preferences", "remove", "x", fact_key=AWS, speaker="u1")
+        vault.update_profile(
+            ProfileEdit(scope, "preferences", "remove", "x", fact_key=AWS, speaker="u1")
+        )
     assert everywhere(SECRETS, texts=[str(err.value)]) == {}
 
 
@@ -205,6 +212,6 @@ def test_imported_field_names_history_keys_and_profile_names_are_redacted(vault,
 
 
 def test_a_profile_name_set_by_hand_is_redacted_in_any_letter_case(vault, scope):
-    vault.update_profile(scope, "name", "set", NAME, speaker="u1")
+    vault.update_profile(ProfileEdit(scope, "name", "set", NAME, speaker="u1"))
     assert vault.read_profile(scope, "u1").name == "Bob [redacted:api_key]"
     assert everywhere(SECRETS, vault.root) == {}

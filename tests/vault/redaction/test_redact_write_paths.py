@@ -27,6 +27,7 @@ from vault.writes import audit
 from vault.writes.episode_edit import edit_episode
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
+from vault.writes.profile_edit import ProfileEdit
 
 PASSWORD = "Hunter2-Zq81x"
 API_KEY = "sk-proj-Xy12Ab34Cd56Ef78Gh90"
@@ -123,13 +124,15 @@ def test_edit_redacts_a_secret_typed_into_the_body(vault, scope):
 )
 def test_profile_updates_keep_no_secret(vault, scope, field, value, fact_key, previous):
     vault.update_profile(
-        scope,
-        field,
-        "add" if field != "name" else "set",
-        value,
-        fact_key=fact_key,
-        previous_value=previous,
-        speaker="u1",
+        ProfileEdit(
+            scope,
+            field,
+            "add" if field != "name" else "set",
+            value,
+            fact_key=fact_key,
+            previous_value=previous,
+            speaker="u1",
+        ),
     )
     profile = vault.read_profile(scope, "u1")
     assert "[redacted:" in json.dumps(
@@ -150,7 +153,7 @@ def test_profile_updates_keep_no_secret(vault, scope, field, value, fact_key, pr
 def test_a_profile_value_that_is_only_a_secret_is_refused(vault, scope, value, fact_key):
     before = head(vault.root)
     with pytest.raises(BadRequestError, match="only a secret"):
-        vault.update_profile(scope, "preferences", "add", value, fact_key=fact_key)
+        vault.update_profile(ProfileEdit(scope, "preferences", "add", value, fact_key=fact_key))
     assert head(vault.root) == before and places_holding(vault.root, value) == []
 
 
