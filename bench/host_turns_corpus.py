@@ -24,8 +24,8 @@ from typing import Any
 
 from bench.sync.corpus import body, git
 from vault.format.model import Speaker
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit

@@ -55,8 +55,8 @@ def _line(op: int, files: dict[str, str | None] | None, paths: list[str] | None)
 
 
 def build(root: Path, lines: int, shape: str) -> None:
-    from vault.layout.create import init_vault
     from vault.layout.keys import ScopeId
+    from vault.writes.create import init_vault
     from vault.writes.new_episode import NewEpisode
     from vault.writes.operations import Vault
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from bench.retrieval.datasets import SHARED, read_jsonl
 from indexer.backends.records import ChunkDoc
 from indexer.engine import Engine
-from indexer.retrieval.evaluate import build_vault
+from indexer.evaluate import build_vault
 from indexer.retrieval.search import SearchRequest
 from vault.layout.keys import ScopeId
 

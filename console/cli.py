@@ -14,9 +14,9 @@ import threading
 from console.context import ConsoleContext
 from console.server import LOOPBACK, ConsoleServer
 from indexer.backends.backend import IndexLockedError
+from indexer.backends.readonly import ReadOnlyIndexError
+from indexer.cli.catch_up import ProgressLines
 from indexer.engine import Engine
-from indexer.sync.catch_up import ProgressLines
-from indexer.sync.readonly import ReadOnlyIndexError
 from vault.cli import common as vault_cli
 from vault.cli.common import UsageError
 from vault.cli.parser import CommandSpec, Layer, Parents

@@ -19,13 +19,14 @@ from vault.candidates import (
     Decision,
     StoredCandidate,
     accept_candidate,
+    candidate_json,
     find_candidate,
     load_candidates,
     reject_candidate,
 )
-from vault.format.views import candidate_json, episode_full, iso
+from vault.errors import BadRequestError
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError
+from vault.layout.views import episode_full, iso
 
 PAGE_SIZE = 20
 MAX_ID = 200  # checked again (64, plain token) by vault.candidates

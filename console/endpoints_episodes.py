@@ -14,9 +14,9 @@ from indexer.retrieval.search import MODES, relevance_fields
 from indexer.retrieval.search_query import SearchQuery
 from indexer.retrieval.verdict import verdict_words
 from vault.format.model import STATUSES, FormatError
-from vault.format.views import episode_full
 from vault.layout.keys import ScopeId
 from vault.layout.store import StoredEpisode, page_of, read_episode_file
+from vault.layout.views import episode_full
 from vault.writes.episode_edit import edit_episode
 
 PAGE_SIZE = 20

@@ -13,6 +13,7 @@ from typing import Any
 
 from console.context import ConsoleContext
 from console.requests import Body, checked_id
+from vault.errors import BadRequestError
 from vault.events import (
     STATUS_FILTERS,
     Actor,
@@ -23,7 +24,6 @@ from vault.events import (
     select,
 )
 from vault.layout.names import MAX_ID_CHARS
-from vault.layout.store import BadRequestError
 
 
 def _speaker(body: Body) -> str:

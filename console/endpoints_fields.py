@@ -14,12 +14,12 @@ from typing import Any
 
 from console.context import ConsoleContext
 from console.requests import Body
+from vault.errors import BadRequestError
 from vault.format.episode_filter import Filters, parse_filters
 from vault.format.field_input import parse_edit, parse_fields
 from vault.format.model import DEFAULT_IMPORTANCE, Speaker
-from vault.format.views import episode_full
 from vault.layout.names import MAX_ID_CHARS
-from vault.layout.store import BadRequestError
+from vault.layout.views import episode_full
 from vault.writes.new_episode import NewEpisode
 
 EDIT_FIELDS = ("category", "key", "priority", "confidence", "expires_at", "expires_in")

@@ -1,7 +1,7 @@
 """/health: red/amber/green cards from the same checks as `!memory health`.
 
 Each card has an English `title` and `detail` lines for API readers, and `title_key` and
-`lines` (code + params, vault.health.findings) the page shows in the reader's language.
+`lines` (code + params, vault.format.findings) the page shows in the reader's language.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from indexer.health import (
     index_checks,
     writable_check,
 )
-from indexer.retrieval.probe import isolation_probe
+from indexer.probe import isolation_probe
+from vault.format.findings import as_check
 from vault.health.check import check_vault
-from vault.health.findings import as_check
 
 LEVELS = {"OK": "green", "WARN": "amber", "ERROR": "red"}
 ORDER = ("green", "amber", "red")

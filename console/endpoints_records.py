@@ -9,11 +9,11 @@ from console.context import ConsoleContext
 from console.endpoints_episodes import MAX_ID
 from console.errors import ApiError
 from console.requests import Body, checked_id, page_fields
-from vault.format.views import iso
+from vault.files import audit
 from vault.git.githistory import ScopedCommit, commit_diff, scope_history
 from vault.layout.keys import ScopeId
+from vault.layout.views import iso
 from vault.transfer.exchange import export_scope, import_payload
-from vault.writes import audit
 from vault.writes.snapshots import read_snapshot
 
 MAX_IMPORT_BYTES = 5_000_000

@@ -9,15 +9,15 @@ from typing import Any
 from console.context import ConsoleContext
 from console.errors import ApiError
 from console.requests import Body, checked_id
+from vault.files.safewrite import content_hash
 from vault.format.model import FormatError, Profile
-from vault.format.views import iso, profile_json
 from vault.layout.chats import child_folders
 from vault.layout.keys import ISOLATIONS, ScopeId, session_name
 from vault.layout.layout import NOBOT, iter_markdown
 from vault.layout.names import MAX_ID_CHARS
 from vault.layout.store import read_episode_file
+from vault.layout.views import iso, profile_json
 from vault.writes.profile_edit import ProfileEdit
-from vault.writes.safewrite import content_hash
 
 PROFILE_FIELDS = ("name", "traits", "preferences", "notes")
 PROFILE_ACTIONS = ("set", "add", "remove")

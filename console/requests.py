@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from console.context import ConsoleContext
+from vault.errors import BadRequestError
 from vault.layout.keys import ISOLATIONS, ScopeId
 from vault.layout.layout import NOBOT
 from vault.layout.names import MAX_ID_CHARS, encode_name
-from vault.layout.store import BadRequestError, page_count
+from vault.layout.store import page_count
 
 MAX_TEXT = 20_000
 MAX_PAYLOAD_ITEMS = 10_000

@@ -31,8 +31,8 @@ from console.api import dispatch
 from console.context import ConsoleContext
 from console.errors import ApiError
 from console.http_slots import BoundedServer
+from vault.errors import BadRequestError
 from vault.format.jsonin import load_json
-from vault.layout.store import BadRequestError
 
 log = logging.getLogger(__name__)
 

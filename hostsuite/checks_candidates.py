@@ -220,7 +220,7 @@ async def review(suite: SuiteContext, host: Host, stored: StoredCandidate) -> No
 
 
 def _audit(vault: Vault, scope: Any, cid: str) -> list[Any]:
-    from vault.writes import audit
+    from vault.files import audit
 
     entries, _ = audit.read(vault.layout.audit_path(scope))
     return [e for e in entries if e.operation == "accept_candidate" and e.target_id == cid]

@@ -18,6 +18,7 @@ from indexer.backends.calibration import calibrate
 from indexer.backends.embed_cache import CachedEmbedder
 from indexer.backends.embeddings import Embedder, default_embedder
 from indexer.backends.providers import embedder_from_settings
+from indexer.backends.readonly import index_error
 from indexer.backends.records import ChunkDoc
 from indexer.backends.text_index import TextIndex
 from indexer.backends.vector_index import VectorIndex
@@ -28,7 +29,6 @@ from indexer.retrieval.relevance_judge import Calibrated
 from indexer.retrieval.search import SearchRequest, SearchResult, hybrid_search
 from indexer.retrieval.search_query import SearchQuery
 from indexer.sync.manifest import Manifest, index_dir
-from indexer.sync.readonly import index_error
 from indexer.sync.rebuild import VectorRebuild, open_vectors, vectors_dir
 from indexer.sync.syncer import Syncer, SyncReport
 from indexer.sync.watcher import VaultWatcher
@@ -154,7 +154,7 @@ class Engine:
     # -- sync -----------------------------------------------------------------------
 
     def reconcile(self, *, limit: int | None = None) -> SyncReport:
-        """`limit`: see Syncer.reconcile (indexer.sync.catch_up is what commands call)."""
+        """`limit`: see Syncer.reconcile (indexer.cli.catch_up is what commands call)."""
         if self.syncer is None:
             raise IndexLockedError("this engine was opened read-only: it cannot write the index")
         return self.syncer.reconcile(limit=limit)

@@ -1,7 +1,7 @@
 """Health checks shared by `!memory health`, the console's Health panel and `memvault status`:
 is the vault writable, are its files valid, is git on, is the index sound, is the embedder
 alive. Each check is a (level, detail) pair; level is OK, WARN or ERROR. It is also a
-vault.health.findings.Check: a code and parameters the console shows in the reader's language.
+vault.format.findings.Check: a code and parameters the console shows in the reader's language.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from indexer.engine import Engine
-from indexer.retrieval.probe import PROBE_PREFIX
+from indexer.probe import PROBE_PREFIX
+from vault.format.findings import Check
 from vault.git import gitstate
 from vault.git.handedits import uncommitted_edits
 from vault.health.check import CheckReport
-from vault.health.findings import Check
 from vault.layout.layout import STATE_DIR
 from vault.layout.store import duplicate_problems
 from vault.writes.operations import Vault

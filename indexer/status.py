@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from indexer.backends.backend import IndexLockedError
-from indexer.backends.documents import parse_file, role_of
 from indexer.sync.disk_plan import hashed_plan, scan_vault
+from indexer.sync.documents import parse_file, role_of
 from indexer.sync.manifest import MANIFEST_NAME, Manifest, index_dir
 from indexer.sync.plan import Plan
 from vault.format.model import FormatError, Problem
@@ -121,7 +121,7 @@ def _open(root: Path) -> tuple[Manifest | None, str]:
 
 def _parse(root: Path, rel: str) -> tuple[Problem | None, str | None]:
     """(its problem, its episode id) for a file changed since it was indexed: the same
-    parse sync does (indexer.backends.documents), without recording anything."""
+    parse sync does (indexer.sync.documents), without recording anything."""
     try:
         data, st = read_vault_file(root, rel)  # never through a link
     except OSError:

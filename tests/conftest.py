@@ -8,8 +8,8 @@ from hypothesis import HealthCheck, settings
 
 from tests.helpers.embedder import TinyEmbedder
 from tests.helpers.llm_fake import FakeLLMServer
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.create import init_vault
 from vault.writes.operations import Vault
 
 SCOPE = ScopeId("bot-1", "group_123")

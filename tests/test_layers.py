@@ -90,3 +90,36 @@ def test_other_packages_reach_only_what_a_subpackage_lists_in_all(package):
         if package not in path.parents and (reached_modules(path, dotted) & modules) - public
     }
     assert offenders == {}, f"list them in {dotted}.__all__ or import what it lists"
+
+
+# Sub-packages in one order, lowest first: a sub-package imports only those before it
+# (module- and function-level imports alike), so each can be read and tested on what is below.
+SUBPACKAGE_ORDER = {
+    "vault": (
+        "redaction", "errors", "format", "files", "layout", "git", "writes",
+        "candidates", "events", "transfer", "health", "cli",
+    ),
+    "indexer": (
+        "backends", "gate", "sync", "retrieval", "engine", "status", "supersede", "probe",
+        "evaluate", "health", "jobs", "cli",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("top", sorted(SUBPACKAGE_ORDER))
+def test_subpackages_import_only_those_below_them(top):
+    from tests.helpers.import_graph import import_graph
+
+    order = SUBPACKAGE_ORDER[top]
+    parts = {p.stem for p in (REPO / top).iterdir() if p.suffix == ".py" or p.is_dir()}
+    parts -= {"__init__", "__pycache__"}
+    assert parts == set(order), f"name every sub-package and top module of {top} in the order"
+    rank = {name: i for i, name in enumerate(order)}
+    upward = sorted(
+        f"{src} -> {dst}"
+        for src, targets in import_graph(REPO).items()
+        if src.startswith(top + ".")
+        for dst in targets
+        if dst.startswith(top + ".") and rank[dst.split(".")[1]] > rank[src.split(".")[1]]
+    )
+    assert upward == [], "an import up the sub-package order"

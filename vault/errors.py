@@ -43,10 +43,18 @@ class BadInput(MemVaultError):
     kind: ClassVar[Kind] = "bad_input"
 
 
+class BadRequestError(BadInput, ValueError):
+    """Input from a person or a model that cannot be used; the message says how to fix it."""
+
+
 class NotFound(MemVaultError):
     """The id, chat or file asked for does not exist (the message names the closest ones)."""
 
     kind: ClassVar[Kind] = "not_found"
+
+
+class NotFoundError(NotFound, LookupError):
+    pass
 
 
 class Conflict(MemVaultError):

@@ -36,9 +36,9 @@ from bench.sync.report import load, machine_info, write_json
 from indexer.engine import Engine
 from indexer.retrieval.search_query import SearchQuery
 from vault.format.episodes import render_episode
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.layout.layout import Layout
+from vault.writes.create import init_vault
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit
 

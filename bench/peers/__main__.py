@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
             "locomo_categories": [1, 2, 3, 4],
             "top_k": 50,
             "memvault": "hybrid (default fusion), "
-            "indexer.retrieval.evaluate.build_vault + Engine.reconcile; "
+            "indexer.evaluate.build_vault + Engine.reconcile; "
             "build_s = warm (persistent embedding cache), cold_build_s = fresh cache",
             "embedding_cache": str(args.cache),
             "bm25s": "bench.retrieval.baseline tokenizers, bm25s defaults, one index per scope",

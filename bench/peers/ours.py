@@ -10,7 +10,7 @@ from typing import Any
 from bench.retrieval.baseline import TOKENIZERS, build_indexes
 from bench.retrieval.datasets import Dataset, queries
 from indexer.engine import Engine
-from indexer.retrieval.evaluate import build_vault
+from indexer.evaluate import build_vault
 from indexer.retrieval.search import SearchRequest, hybrid_search
 from vault.layout.keys import ScopeId
 

@@ -36,8 +36,8 @@ from bench.retrieval.abstain_report import check_goals, plot, table
 from bench.retrieval.datasets import SHARED, Dataset, read_jsonl
 from bench.retrieval.report import machine, score, write_json
 from indexer.engine import Engine
+from indexer.evaluate import build_vault, leading
 from indexer.gate.rules import GATE_VERSION
-from indexer.retrieval.evaluate import build_vault, leading
 from indexer.retrieval.fusion import FULL_EVIDENCE
 from indexer.retrieval.relevance import (
     DEFAULT_FLOOR,

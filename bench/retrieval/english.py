@@ -40,7 +40,7 @@ from bench.retrieval.english_model import INSTRUCTION, MODEL_DIR, Bge, costs, sh
 from bench.retrieval.report import machine, write_json
 from indexer.backends.records import Hit
 from indexer.engine import Engine
-from indexer.retrieval.evaluate import build_vault
+from indexer.evaluate import build_vault
 from vault.layout.keys import ScopeId
 
 # A worktree sits one level deeper than the main checkout: find ../shared/bench either way.

@@ -24,7 +24,7 @@ from bench.retrieval.english import BENCH, CACHE, RESULTS, english_lists, memoiz
 from bench.retrieval.english_model import INSTRUCTION, MODEL_DIR, Bge
 from bench.retrieval.report import write_json
 from indexer.engine import Engine
-from indexer.retrieval.evaluate import build_vault, leading_passed
+from indexer.evaluate import build_vault, leading_passed
 from indexer.retrieval.relevance import DEFAULT_FLOOR
 
 NOANSWER = {

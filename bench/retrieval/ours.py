@@ -1,5 +1,5 @@
 """MemVault's own pipeline on one dataset: the vault is built and indexed once (what
-`memvault eval retrieval` does, via indexer.retrieval.evaluate.build_vault), then every mode is run
+`memvault eval retrieval` does, via indexer.evaluate.build_vault), then every mode is run
 through indexer.retrieval.search.hybrid_search, one query at a time inside its own scope."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 from bench.retrieval.datasets import Dataset, queries
 from indexer.backends.embeddings import Embedder
 from indexer.engine import Engine
-from indexer.retrieval.evaluate import build_vault
+from indexer.evaluate import build_vault
 from indexer.retrieval.search import CANDIDATES, SearchRequest, hybrid_search
 from vault.layout.keys import ScopeId
 

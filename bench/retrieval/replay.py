@@ -27,7 +27,7 @@ from indexer.backends import tokenize
 from indexer.backends.calibration import calibrate
 from indexer.backends.records import ChunkDoc, Hit
 from indexer.engine import Engine
-from indexer.retrieval.evaluate import build_vault
+from indexer.evaluate import build_vault
 from indexer.retrieval.relevance import BIGRAM_FIELD, WORD_FIELD, VectorScale
 from indexer.retrieval.relevance_judge import Calibrated
 from indexer.retrieval.search import (

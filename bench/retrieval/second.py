@@ -45,7 +45,7 @@ def vector(store: dict[str, np.ndarray], prefix: str, text: str) -> np.ndarray:
 
 
 def doc_text(row: dict) -> str:
-    """What the engine embeds for an episode (indexer.backends.documents.episode_docs): the
+    """What the engine embeds for an episode (indexer.sync.documents.episode_docs): the
     speaker's name, then the text."""
     speaker = str(row.get("speaker") or "").strip()
     body = str(row["text"]).strip() or "(empty)"

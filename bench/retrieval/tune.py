@@ -20,7 +20,7 @@ from typing import Any
 from bench.retrieval.datasets import datasets, queries
 from indexer.backends.records import Hit
 from indexer.engine import Engine
-from indexer.retrieval.evaluate import build_vault
+from indexer.evaluate import build_vault
 from indexer.retrieval.fusion import rrf, zconf
 from vault.layout.keys import ScopeId
 

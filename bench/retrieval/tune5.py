@@ -30,7 +30,7 @@ from indexer.backends import tokenize
 from indexer.backends.records import Hit
 from indexer.backends.text_index import BIGRAM_BOOST
 from indexer.engine import Engine
-from indexer.retrieval.evaluate import build_vault
+from indexer.evaluate import build_vault
 from indexer.retrieval.fusion import zconf
 from vault.layout.keys import ScopeId
 

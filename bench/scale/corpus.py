@@ -28,9 +28,9 @@ from bench.inject.__main__ import BOT, SESSION
 from bench.sync.corpus import NAMES, make_episode, write_atomic
 from vault.format.episodes import parse_episode, render_episode
 from vault.format.model import Episode
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.layout.layout import STATE_DIR, Layout
+from vault.writes.create import init_vault
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit
 

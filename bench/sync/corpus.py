@@ -16,9 +16,9 @@ from pathlib import Path
 
 from vault.format.episodes import render_episode
 from vault.format.model import Episode, Speaker, default_confidence
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.layout.layout import Layout
+from vault.writes.create import init_vault
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "bench",

@@ -32,10 +32,10 @@ from bench.sync.report import load, machine_info, write_json
 from indexer.engine import Engine
 from indexer.sync.watcher import RESYNC_S
 from vault.format.episodes import render_episode
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.layout.layout import Layout
 from vault.layout.names import encode_name
+from vault.writes.create import init_vault
 
 RESULTS = Path(__file__).resolve().parents[1] / "results" / "overflow.json"
 QUEUE = Path("/proc/sys/fs/inotify/max_queued_events")

@@ -24,7 +24,7 @@
       const items = data.items || [];
       const head = ['timestamp', 'operation', 'target', 'summary', 'source'];
       MV.fill(p.table, items.length ? [
-        // The summaries are the log's own words (vault.writes.audit), shown as written: said once here.
+        // The summaries are the log's own words (vault.files.audit), shown as written: said once here.
         h('p', { class: 'muted small', testid: 'audit-recorded-note', i18n: 'audit_recorded_note' }),
         h('table', { class: 'grid audit-grid' },
           h('thead', null, h('tr', null, head.map((k) => h('th', { scope: 'col', i18n: 'audit_' + k })))),

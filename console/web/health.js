@@ -1,5 +1,5 @@
 /* Health panel: the red / amber / green cards of /health in the reader's language.
- * Each card line comes with a code and its parameters (vault/health/findings.py): the message is
+ * Each card line comes with a code and its parameters (vault/format/findings.py): the message is
  * i18n `health_<code>` (or the `key` the line names); a line the page has no message for
  * (a host's own warning) is shown as the server wrote it. */
 (function () {

@@ -1,5 +1,6 @@
 """The index backends (Tantivy full text, FAISS vectors) behind one contract
-(indexer.backends.backend), the embedding providers, tokenisation and chunking.
+(indexer.backends.backend), their one-writer lock and read-only opening, the embedding
+providers, tokenisation and chunking.
 
 `__all__` lists the modules other packages may import; the rest are private to this one
 (tests/test_layers.py checks it).
@@ -8,11 +9,13 @@
 __all__ = [
     "backend",
     "calibration",
-    "documents",
+    "chunking",
     "embed_cache",
     "embed_openai",
     "embeddings",
+    "locks",
     "providers",
+    "readonly",
     "records",
     "text_index",
     "tokenize",

@@ -19,9 +19,9 @@ from indexer.backends.backend import (
     IndexMissingError,
     scope_keys,
 )
+from indexer.backends.locks import WriterLock, check_chunk_id
+from indexer.backends.readonly import ShadowDir, no_index_error
 from indexer.backends.records import ChunkDoc, Hit
-from indexer.sync.locks import WriterLock, check_chunk_id
-from indexer.sync.readonly import ShadowDir, no_index_error
 from vault.layout.readonly import can_write
 
 log = logging.getLogger(__name__)
@@ -108,7 +108,7 @@ class TextIndex:
                     raise no_index_error(folder)
                 raise IndexMissingError(f"no text index in {folder}: open it once as writer")
             # tantivy creates a lock file even to read: where this process cannot write,
-            # it reads through a shadow folder of links in the temp dir (indexer.sync.readonly).
+            # it reads through a shadow folder of links in the temp dir (indexer.backends.readonly).
             shadow = None if writable else ShadowDir(folder)
             try:
                 index = tantivy.Index.open(str(shadow.path if shadow else folder))

@@ -28,11 +28,11 @@ from indexer.backends.backend import (
     IndexMissingError,
     scope_keys,
 )
+from indexer.backends.locks import WriterLock, check_chunk_id
+from indexer.backends.readonly import no_index_error
 from indexer.backends.records import ChunkDoc, Hit
 from indexer.backends.vector_scope import ScopedRows
 from indexer.backends.vector_store import LOG_NAME, SNAPSHOT_NAME, Row
-from indexer.sync.locks import WriterLock, check_chunk_id
-from indexer.sync.readonly import no_index_error
 from vault.layout.readonly import can_write
 
 log = logging.getLogger(__name__)

@@ -32,8 +32,8 @@ from pathlib import Path
 import numpy as np
 
 from vault.errors import Unavailable
-from vault.writes.safewrite import fsync_dir
-from vault.writes.tempfiles import removed_on_error
+from vault.files.safewrite import fsync_dir
+from vault.files.tempfiles import removed_on_error
 
 SNAPSHOT_NAME = "vectors.mvv"
 LOG_NAME = "vectors.log"

@@ -21,6 +21,7 @@ from vault.candidates import (
     CANDIDATE_STATUSES,
     Candidate,
     accept_candidate,
+    candidate_json,
     candidate_scopes,
     find_candidate,
     list_candidates,
@@ -32,7 +33,6 @@ from vault.cli.output import emit, one_line
 from vault.cli.parser import Parents, add_scope
 from vault.format.jsonin import load_json
 from vault.format.model import Speaker
-from vault.format.views import candidate_json
 from vault.format.yamlio import format_datetime
 from vault.layout.chats import require_chat
 from vault.layout.keys import ScopeId
@@ -154,7 +154,7 @@ def _extract(args: argparse.Namespace) -> int:
         llm = llm_from_env()
     except LLMError as exc:
         raise vault_cli.UsageError(f"candidates extract asks an LLM: {exc}") from exc
-    from indexer.sync.catch_up import catch_up
+    from indexer.cli.catch_up import catch_up
 
     vault = vault_cli.open_vault(args)
     scope = vault_cli.scope_of(args)

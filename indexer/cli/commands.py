@@ -16,16 +16,16 @@ from pathlib import Path
 
 from indexer.cli import show as cli_show
 from indexer.cli.candidates import candidates_args, cmd_candidates
+from indexer.cli.catch_up import CATCH_UP_FILES, catch_up
 from indexer.cli.common import open_engine
 from indexer.cli.consolidate import cmd_consolidate, consolidate_args
 from indexer.cli.watch import cmd_watch, watch_args
 from indexer.engine import Engine
-from indexer.retrieval.evaluate import run_eval
+from indexer.evaluate import run_eval
 from indexer.retrieval.search import MODES
 from indexer.retrieval.search_query import SearchQuery
 from indexer.supersede import is_correction, supersede_on_correction
 from indexer.sync import follow
-from indexer.sync.catch_up import CATCH_UP_FILES, catch_up
 from indexer.sync.manifest import index_dir
 from vault.cli import common as vault_cli
 from vault.cli.commands import remember_from_args

@@ -16,7 +16,7 @@ from vault.cli.common import resolve_vault
 
 def open_engine(args: argparse.Namespace, *, writer: bool = True) -> tuple[Engine, bool]:
     """(engine, is_writer): a writer when no other process writes; else read-only. A writer
-    here is one for a moment (indexer.sync.catch_up): it never starts a vector rebuild, which
+    here is one for a moment (indexer.cli.catch_up): it never starts a vector rebuild, which
     its close would wait for; `reindex` and `watch` do."""
     root = resolve_vault(args)
     if writer:

@@ -11,20 +11,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from indexer.backends.locks import LOCK_NAME
 from indexer.retrieval.ranking import FACTORS, recency_hint
 from indexer.retrieval.search import SearchResult, relevance_fields
 from indexer.retrieval.verdict import gate_words, verdict_words
 from indexer.status import DiskStatus, disk_status
-from indexer.sync.locks import LOCK_NAME
 from indexer.sync.manifest import index_dir
 from indexer.sync.report import SyncReport
 from vault.cli.output import plural
+from vault.files import filelocks
 from vault.format.model import FormatError
-from vault.format.views import episode_item
 from vault.git import gitstate
 from vault.layout.layout import Layout
 from vault.layout.store import read_episode_file
-from vault.writes import filelocks
+from vault.layout.views import episode_item
 
 
 def result_item(root: Path, result: SearchResult, explain: bool) -> dict[str, Any]:
@@ -163,9 +163,9 @@ def _not_a_plain_warning(record: logging.LogRecord) -> bool:
 @contextmanager
 def problems_said_in_report() -> Iterator[None]:
     """While a command prints a sync's problems in its own report (`reindex`, `watch`), the
-    plain warning sync logs for each file it skips (indexer.backends.documents) would say each
+    plain warning sync logs for each file it skips (indexer.sync.documents) would say each
     twice."""
-    parse_log = logging.getLogger("indexer.backends.documents")
+    parse_log = logging.getLogger("indexer.sync.documents")
     parse_log.addFilter(_not_a_plain_warning)
     try:
         yield
@@ -181,7 +181,7 @@ def progress_bar(done: int, total: int) -> None:
 
 
 def report_json(report: SyncReport) -> dict[str, Any]:
-    # deferred/unhealed: only a bounded catch-up (indexer.sync.catch_up) leaves any, and says so.
+    # deferred/unhealed: only a bounded catch-up (indexer.cli.catch_up) leaves any, and says so.
     skip = ("errors", "duplicates", "paths", "deferred", "unhealed")
     data = {k: v for k, v in asdict(report).items() if k not in skip}
     data["seconds"] = round(report.seconds, 3)
@@ -207,7 +207,7 @@ def _writer(lock: Path) -> str:
     """Who writes the index right now ("" if nobody): the lock file names its holder.
 
     A probe, not a writer: it never creates nor writes the file (a read-only vault works)
-    and takes the lock only for an instant (vault.writes.filelocks.is_held)."""
+    and takes the lock only for an instant (vault.files.filelocks.is_held)."""
     try:
         if not filelocks.is_held(lock):
             return ""
@@ -290,7 +290,7 @@ def status_text(data: dict[str, Any]) -> str:
 
 
 def writer_text(holder: str, now: datetime | None = None) -> str:
-    """The lock file's `pid=.. host=.. cmd=.. since=..` (vault.writes.filelocks.holder_text; older
+    """The lock file's `pid=.. host=.. cmd=.. since=..` (vault.files.filelocks.holder_text; older
     MemVault wrote `since=<epoch>`) as a person reads it: `memvault, pid 12 on box, since
     2026-03-14 09:30 UTC (5 min ago)`. Text that is not in that form is shown as it is."""
     fields = dict(part.split("=", 1) for part in holder.split() if "=" in part)

@@ -32,12 +32,12 @@ from indexer.retrieval.search_query import SearchQuery
 from indexer.supersede import near_duplicates
 from vault.candidates import Candidate, Evidence, load_candidates
 from vault.candidates import write_candidates as _write
+from vault.errors import BadRequestError, NotFoundError
 from vault.format.model import Episode, Profile, Speaker
 from vault.format.profile_edit import normalise_key, split_slot
+from vault.format.redact_forms import redact_data, redacted_name
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError, NotFoundError
 from vault.redaction.redact import redact
-from vault.redaction.redact_forms import redact_data, redacted_name
 from vault.writes.operations import Vault
 
 log = logging.getLogger(__name__)
@@ -76,7 +76,7 @@ def extract(
         return []
     known = _known(vault, engine, scope, last_user_message)
     # The prompt leaves the machine: the turn as the host gave it, a person's hand-written
-    # memory or profile are redacted here, once (vault.redaction.redact_forms), before it is built;
+    # memory or profile are redacted here, once (vault.format.redact_forms), before it is built;
     # the model's quotes are then checked against the redacted turn.
     last_user_message, reply = redact(last_user_message).text, redact(reply).text
     recent_turns = [

@@ -31,8 +31,9 @@ from indexer.jobs.consolidate_select import (
     select,
 )
 from indexer.jobs.llm import DEFAULT_TIMEOUT, LLM, LLMError, parse_json_reply
+from vault.errors import BadRequestError
+from vault.files.safewrite import ConflictError
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError
 from vault.writes.consolidation import (
     SOURCE,
     Consolidated,
@@ -42,7 +43,6 @@ from vault.writes.consolidation import (
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit
-from vault.writes.safewrite import ConflictError
 
 log = logging.getLogger(__name__)
 

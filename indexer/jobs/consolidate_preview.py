@@ -13,10 +13,10 @@ from datetime import datetime
 from typing import Any
 
 from indexer.jobs.consolidate_select import ConsolidateSettings, Reason, digest_of
+from vault.errors import BadRequestError
 from vault.format.model import Speaker
 from vault.format.yamlio import format_datetime, parse_datetime
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError
 from vault.writes.profile_edit import ProfileEdit
 
 KIND = "memvault-consolidation-preview"

@@ -11,16 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 from templates import read_template
+from vault.errors import BadRequestError
 from vault.format.model import FormatError
 from vault.format.profile_edit import ACTIONS, FIELDS, apply_edit
 from vault.layout.keys import ScopeId
 from vault.layout.links import read_vault_file
 from vault.layout.names import UnsafeNameError
-from vault.layout.store import BadRequestError
-from vault.redaction.redact_write import scrub_profile_value
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit
 from vault.writes.profile_ops import edit_profile_bytes
+from vault.writes.redact_write import scrub_profile_value
 
 MAX_VALUE_CHARS = 500
 MAX_SUGGESTIONS = 20
@@ -59,7 +59,7 @@ def _parse(raw: Any, scope: ScopeId, speakers: set[str]) -> ProfileEdit:
         raise BadRequestError(f"value must be a text of at most {MAX_VALUE_CHARS} characters")
     if key is not None and (not isinstance(key, str) or not key.strip()):
         key = None
-    # As the write will store it (vault.redaction.redact_write), so the preview shows what is
+    # As the write will store it (vault.writes.redact_write), so the preview shows what is
     # written.
     value, _, key = scrub_profile_value(action, value.strip(), key, None, name=field == "name")
     if profile == "speaker":

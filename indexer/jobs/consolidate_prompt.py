@@ -18,8 +18,8 @@ from indexer.jobs.consolidate_select import Selection
 from indexer.jobs.llm import LLMError
 from templates import read_template
 from vault.format.model import Speaker
+from vault.format.redact_forms import redact_data
 from vault.layout.keys import ScopeId
-from vault.redaction.redact_forms import redact_data
 from vault.writes.operations import Vault
 
 PROMPT_TEXT_CHARS = 2000  # of each episode, in the prompt
@@ -61,7 +61,7 @@ def messages(
         for p in selection.picks
     ]
     # JSON-quoted data: nothing in a memory can close the list or pose as an instruction.
-    # Redacted here, once, string by string (vault.redaction.redact_forms): the prompt leaves the
+    # Redacted here, once, string by string (vault.format.redact_forms): the prompt leaves the
     # machine, and a person's hand-written file, tag, speaker name or profile may hold one.
     values = {
         name: json.dumps(redact_data(data), ensure_ascii=False)

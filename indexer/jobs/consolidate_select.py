@@ -18,10 +18,11 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
+from vault.errors import BadRequestError
 from vault.format.model import CORRECTION_TAGS, Episode
 from vault.format.tags import tag_keys
-from vault.layout.store import BadRequestError, StoredEpisode
-from vault.redaction.secret_guard import secrets_in
+from vault.git.secret_guard import secrets_in
+from vault.layout.store import StoredEpisode
 
 # Why an episode was picked, in the order they are shown.
 REASONS = ("superseded", "expired", "old", "low_importance", "duplicate")

@@ -17,10 +17,9 @@ from typing import Any, Protocol
 
 import httpx
 
-from vault.errors import Unavailable
+from vault.errors import BadRequestError, Unavailable
 from vault.format.input_limits import MAX_JSON_DEPTH
 from vault.format.jsonin import check_data
-from vault.layout.store import BadRequestError
 
 URL_VAR = "MEMVAULT_LLM_URL"
 MODEL_VAR = "MEMVAULT_LLM_MODEL"

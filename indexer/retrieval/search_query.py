@@ -17,8 +17,8 @@ from indexer.retrieval.filters import Filters
 from indexer.retrieval.ranking import RankWeights
 from indexer.retrieval.relevance import DEFAULT_FLOOR
 from indexer.retrieval.search import MODES
+from vault.errors import BadRequestError
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from indexer.backends.backend import SearchBackend
-from indexer.backends.documents import fingerprints, read_file, trusted_mtime, with_ids
 from indexer.backends.records import ChunkDoc
+from indexer.sync.documents import fingerprints, read_file, trusted_mtime, with_ids
 from indexer.sync.manifest import Manifest
 from indexer.sync.manifest_schema import FileEntry
 from indexer.sync.plan import DiskFile, Plan

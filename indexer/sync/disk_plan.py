@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from indexer.backends.documents import scan_tree
+from indexer.sync.documents import scan_tree
 from indexer.sync.plan import DiskFile, Known, Plan, plan_changes
+from vault.files.safewrite import content_hash
 from vault.layout.links import read_vault_file
-from vault.writes.safewrite import content_hash
 
 
 def scan_vault(root: Path, links: list[str]) -> dict[str, DiskFile]:

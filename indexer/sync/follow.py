@@ -17,12 +17,12 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from indexer.backends.documents import role_of
-from indexer.sync.locks import LOCK_NAME
+from indexer.backends.locks import LOCK_NAME
+from indexer.sync.documents import role_of
 from indexer.sync.manifest import MANIFEST_NAME, index_dir
+from vault.files import filelocks
+from vault.files.safewrite import content_hash
 from vault.layout.links import read_vault_file
-from vault.writes import filelocks
-from vault.writes.safewrite import content_hash
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ def not_indexed(root: Path, paths: Iterable[str], db: sqlite3.Connection) -> lis
 
 def _open(root: Path) -> sqlite3.Connection | None:
     """A read-only connection that sees each new commit (never `immutable`, unlike the
-    fallback of indexer.sync.readonly, which would never see the writer's next commit)."""
+    fallback of indexer.backends.readonly, which would never see the writer's next commit)."""
     path = index_dir(root) / MANIFEST_NAME
     if not path.is_file():
         return None
@@ -85,7 +85,7 @@ def wait_indexed(
 
     Without another writer there is nothing to wait for: the next process that opens the
     index as writer (`memvault search` does) catches up with the files first (a few changes
-    at once; with many it says how many wait, indexer.sync.catch_up).
+    at once; with many it says how many wait, indexer.cli.catch_up).
     """
     wanted = [rel for rel in paths if role_of(root, rel) is not None]
     if not wanted or not other_writer(root):

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
+from indexer.backends.readonly import connect_read_only
 from indexer.backends.records import ChunkDoc
 from indexer.sync.manifest_schema import (
     EID,
@@ -26,7 +27,6 @@ from indexer.sync.manifest_schema import (
     ensure_schema,
 )
 from indexer.sync.plan import Known
-from indexer.sync.readonly import connect_read_only
 from vault.format.model import Problem
 from vault.layout.layout import STATE_DIR
 from vault.layout.readonly import can_write

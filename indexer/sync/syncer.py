@@ -18,11 +18,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from indexer.backends.backend import SearchBackend
-from indexer.backends.documents import normalise_paths, read_file, scan, with_ids
+from indexer.backends.locks import acquire_writer_lock
 from indexer.backends.records import ChunkDoc
 from indexer.sync.apply import Batch, BatchApplier
 from indexer.sync.disk_plan import hashed_plan, scan_vault
-from indexer.sync.locks import acquire_writer_lock
+from indexer.sync.documents import normalise_paths, read_file, scan, with_ids
 from indexer.sync.manifest import Manifest, index_dir
 from indexer.sync.manifest_schema import FileEntry
 from indexer.sync.plan import DiskFile
@@ -93,7 +93,7 @@ class Syncer(BatchApplier):
         """Bring the indexes in line with every file of the vault.
 
         `limit`: at most this many files to (re)index and chunks to re-send, for a caller
-        that must answer soon (`memvault search`, indexer.sync.catch_up). Past it only deletions
+        that must answer soon (`memvault search`, indexer.cli.catch_up). Past it only deletions
         are applied (a forgotten memory stops answering at once: they cost no embedding)
         and the rest is counted in `deferred` / `unhealed`, left for a writer to index."""
         with self._mutex:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import errno
 from pathlib import Path
 
-from vault.health.findings import Check
+from vault.format.findings import Check
 
 QUEUE_LIMIT = Path("/proc/sys/fs/inotify/max_queued_events")
 # The system-wide limit, and the one of this user namespace (a container's may be lower).

@@ -40,7 +40,7 @@ from indexer.sync.watch_limits import (
     limits_reached,
     root_gone,
 )
-from vault.health.findings import Check
+from vault.format.findings import Check
 
 log = logging.getLogger("indexer.sync.watcher")  # one logger for everything the watcher says
 _watchdog_log = logging.getLogger("watchdog.observers.inotify_c")

@@ -40,7 +40,7 @@ from watchdog.events import (
 
 from indexer.sync.syncer import Syncer, SyncReport
 from indexer.sync.watch_observer import WatchedRoot
-from vault.health.findings import Check
+from vault.format.findings import Check
 from vault.layout.layout import STATE_DIR, is_ignored
 from vault.layout.names import ID_FILE
 

@@ -20,8 +20,8 @@ import yaml
 
 from templates import read_template
 from vault.events import Event, EventType, open_events
-from vault.format.views import iso
 from vault.layout.layout import Layout
+from vault.layout.views import iso
 
 from .prompt_values import field, neutralise
 

@@ -21,9 +21,9 @@ from indexer.retrieval.search import SearchResult
 from indexer.retrieval.search_query import SearchQuery
 from indexer.retrieval.verdict import gate_words, joined, verdict_parts
 from vault.format.model import Profile
+from vault.format.redact_forms import redacted_name
 from vault.layout.keys import ScopeId
 from vault.redaction.redact import redact
-from vault.redaction.redact_forms import redacted_name
 from vault.writes.operations import Vault
 from vault.writes.snapshots import write_snapshot_later
 

@@ -8,12 +8,11 @@ import json
 import re
 from typing import Any
 
-from vault.errors import BadInput
+from vault.errors import BadInput, BadRequestError
 from vault.format.episodes import parse_episode
 from vault.format.jsonin import load_json
 from vault.format.model import FormatError
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError
 from vault.transfer.exchange import import_payload
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault

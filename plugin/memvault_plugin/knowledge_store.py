@@ -27,13 +27,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from vault.errors import BadRequestError
+from vault.files.safewrite import atomic_write
 from vault.format.jsonin import load_json
 from vault.layout.keys import ScopeId
 from vault.layout.layout import STATE_DIR
 from vault.layout.names import UnsafeNameError, encode_name
-from vault.layout.store import BadRequestError, StoredEpisode
+from vault.layout.store import StoredEpisode
 from vault.writes.operations import Vault
-from vault.writes.safewrite import atomic_write
 
 log = logging.getLogger(__name__)
 

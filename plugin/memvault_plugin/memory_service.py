@@ -24,7 +24,7 @@ from indexer.jobs.consolidate_select import ConsolidateSettings
 from indexer.jobs.llm import LLM
 from indexer.retrieval.relevance import DEFAULT_FLOOR
 from indexer.retrieval.search import SearchResult
-from vault.errors import BadInput, Unavailable
+from vault.errors import BadInput, BadRequestError, Unavailable
 from vault.events import EventType, EventTypeError, parse_event_types
 from vault.format.model import (
     DEFAULT_PROFILE_LIMITS,
@@ -32,9 +32,8 @@ from vault.format.model import (
     PROFILE_MAX_TRAITS,
     ProfileLimits,
 )
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId, session_name
-from vault.layout.store import BadRequestError
+from vault.writes.create import init_vault
 from vault.writes.operations import Vault
 
 from . import vault_location

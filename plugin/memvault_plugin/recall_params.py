@@ -13,9 +13,8 @@ from typing import Any
 
 from indexer.retrieval.filters import Filters as FieldFilters
 from indexer.retrieval.filters import parse_filters
-from vault.errors import BadInput
+from vault.errors import BadInput, BadRequestError
 from vault.format.model import Episode
-from vault.layout.store import BadRequestError
 
 STATUSES = ("active", "superseded", "archived", "deleted")
 

@@ -16,13 +16,13 @@ from hypothesis import strategies as st
 from tests.conftest import git
 from tests.helpers.cli_run import run_main
 from tests.helpers.tree_hash import tree_hash
+from vault.files import audit
 from vault.format.model import STATUSES, Speaker
 from vault.format.tags import tag_key
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.transfer.exchange import import_payload
-from vault.writes import audit
 from vault.writes.bulk import Selection, apply_bulk, parse_selection
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 

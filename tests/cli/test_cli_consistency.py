@@ -18,9 +18,9 @@ from memvault_cli.main import LAYERS, build_parser, main
 from tests.conftest import git
 from tests.helpers.cli_run import SCOPE, memvault
 from tests.helpers.tree_hash import tree_hash
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.layout.store import EpisodeNotFoundError, VaultReader
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 

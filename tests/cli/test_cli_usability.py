@@ -112,7 +112,7 @@ def test_remember_while_watch_runs_is_searchable_when_it_returns(root, watching,
 HOLD = """
 import sys, time
 from pathlib import Path
-from indexer.sync.locks import acquire_writer_lock
+from indexer.backends.locks import acquire_writer_lock
 lock = acquire_writer_lock(Path(sys.argv[1]))
 print("held", flush=True)
 time.sleep(120)

@@ -1,5 +1,5 @@
 """What a person at the CLI reads when sync skips a file: one plain warning line, not a log
-line (newcomer walk-through: `memvault search` printed `WARNING indexer.backends.documents
+line (newcomer walk-through: `memvault search` printed `WARNING indexer.sync.documents
 sync=parse_error path=... line=4 error='...'`). The structured `event=... key=value` lines
 stay for MEMVAULT_LOG=info/debug. The command in-process (its logging set up as in a
 process of its own, tests/helpers/cli_run.py) on a real vault, with the tiny TEST FAKE embedder."""
@@ -12,8 +12,8 @@ import pytest
 
 from tests.helpers.cli_run import Ran, memvault
 from vault.health.check import check_vault
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
@@ -55,7 +55,7 @@ def test_a_skipped_broken_file_is_one_plain_warning_line(root, log):
 def test_the_diagnostic_log_keeps_the_structured_line(root, log):
     (problem,) = check_vault(root).problems
     proc = search(root, log)
-    structured = f"WARNING indexer.backends.documents sync=parse_error path={problem.path} line=4 "
+    structured = f"WARNING indexer.sync.documents sync=parse_error path={problem.path} line=4 "
     assert structured in proc.stderr, proc.stderr
     assert problem.message in proc.stderr and TAIL not in proc.stderr, proc.stderr
 

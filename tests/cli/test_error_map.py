@@ -20,27 +20,27 @@ from console.context import ConsoleContext
 from console.errors import STATUS, ApiError
 from indexer.backends.backend import IndexLockedError, IndexMismatchError
 from indexer.backends.embeddings import EmbeddingError
+from indexer.backends.readonly import ReadOnlyIndexError
 from indexer.cli import commands as indexer_cli
 from indexer.jobs.consolidate import StalePreviewError
 from indexer.jobs.consolidate_preview import PreviewFileError
 from indexer.jobs.llm import LLMError
-from indexer.sync.readonly import ReadOnlyIndexError
 from memvault_cli import main as cli
 from tests.helpers.cli_run import MEMVAULT, memvault, memvault_process
 from tests.helpers.paths import REPO
 from vault.cli import commands as vault_cli
 from vault.cli.parser import CommandSpec, Layer
-from vault.errors import OUTCOMES, Internal, kind_of, outcome_of
+from vault.errors import OUTCOMES, BadRequestError, Internal, NotFoundError, kind_of, outcome_of
+from vault.files.safewrite import ConflictError, DiskFullError, LockTimeoutError
 from vault.format.model import FormatError
 from vault.layout.chats import ChatNotFoundError
 from vault.layout.keys import ScopeError, ScopeId
 from vault.layout.links import VaultLinkError
 from vault.layout.names import UnsafeNameError
 from vault.layout.readonly import ReadOnlyVaultError
-from vault.layout.store import AmbiguousIdError, BadRequestError, NotFoundError
+from vault.layout.store import AmbiguousIdError
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
-from vault.writes.safewrite import ConflictError, DiskFullError, LockTimeoutError
 
 # (error, exit code, HTTP status): the contract README's table states.
 CASES = [

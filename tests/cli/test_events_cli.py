@@ -11,8 +11,8 @@ import pytest
 from tests.conftest import git
 from tests.helpers.cli_run import run_main
 from vault.events import Actor, open_event, parse_event_types
-from vault.layout.create import init_vault
-from vault.writes import audit
+from vault.files import audit
+from vault.writes.create import init_vault
 from vault.writes.operations import Vault
 
 TYPES = parse_event_types(["appointment: a booked visit", "complaint: unhappy"])

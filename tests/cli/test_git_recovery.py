@@ -26,16 +26,16 @@ from console.requests import Body
 from indexer.health import git_check
 from tests.conftest import git
 from tests.helpers.cli_run import Ran, run_main
+from vault.errors import BadRequestError
+from vault.files.procs import Owner, boot_token, host_token, process_start
 from vault.git import gitrepo, gitstate
 from vault.git.gitlock import PIN_PREFIX
 from vault.git.gitlog import GitCommitError, commit_paths
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.layout.layout import STATE_DIR
-from vault.layout.store import BadRequestError
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
-from vault.writes.procs import Owner, boot_token, host_token, process_start
 
 _SCRIPT = Path(sys.executable).parent / "memvault"
 MEMVAULT = (

@@ -21,11 +21,11 @@ import pytest
 
 from indexer import engine
 from indexer.backends.embeddings import EmbedderIdentity
+from indexer.cli import catch_up
 from indexer.retrieval.search_query import SearchQuery
-from indexer.sync import catch_up
 from tests.helpers.cli_run import run_main
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 

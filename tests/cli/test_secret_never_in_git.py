@@ -1,4 +1,4 @@
-"""Issue 20 item 3: no MemVault operation puts a secret into git (vault.redaction.secret_guard).
+"""Issue 20 item 3: no MemVault operation puts a secret into git (vault.git.secret_guard).
 
 A person's hand-written memory file holding a secret, never committed by them: after every
 operation, no object of the repository (all of them, walked with dulwich, not only HEAD's
@@ -20,8 +20,8 @@ from indexer.engine import Engine
 from indexer.jobs.consolidate import ConsolidateSettings, preview, run
 from memvault_cli.main import main
 from tests.helpers.consolidate_helpers import CHAT, DAY, NOW, answer
+from vault.git.secret_guard import SecretInFileError
 from vault.layout.keys import ScopeId
-from vault.redaction.secret_guard import SecretInFileError
 from vault.transfer.exchange import export_scope, import_payload
 from vault.writes.bulk import apply_bulk, parse_selection, preview_bulk
 from vault.writes.episode_edit import edit_episode

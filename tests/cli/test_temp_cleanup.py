@@ -22,20 +22,20 @@ from hypothesis import strategies as st
 from memvault_cli.main import main as cli_main
 from tests.cli.test_git_recovery import SCOPE, dead_pid, kill, porcelain, wait_line
 from tests.helpers.cli_run import memvault
-from vault.layout.create import init_vault
-from vault.writes import tempfiles
+from vault.files import tempfiles
+from vault.files.safewrite import DiskFullError, atomic_write, create_new, rewrite
+from vault.files.tempfiles import STALE_AFTER_S, TEMP_RE, sweep_stale_temps
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit
-from vault.writes.safewrite import DiskFullError, atomic_write, create_new, rewrite
-from vault.writes.tempfiles import STALE_AFTER_S, TEMP_RE, sweep_stale_temps
 
 FIXTURES = HealthCheck.function_scoped_fixture  # state between examples is reset by hand
 # A real `memvault` command that stops (and says so) right after `function` ran, with the
 # temp file (or the moved-aside original) on disk, so the SIGKILL lands there.
 STALLED_WRITE = r"""
 import os, sys, time
-from vault.writes import safewrite
+from vault.files import safewrite
 point = sys.argv[1]
 def stall():
     print("stalled", flush=True)

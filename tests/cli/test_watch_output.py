@@ -23,8 +23,8 @@ from tests.helpers.cli_run import MEMVAULT, memvault
 from tests.indexer.sync.test_watcher import git  # commits with a fixed identity
 from vault.format.model import Problem
 from vault.health.check import check_vault
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 

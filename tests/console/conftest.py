@@ -12,8 +12,8 @@ import pytest
 from console.context import ConsoleContext
 from indexer.engine import Engine
 from vault.format.model import Speaker
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit

@@ -240,7 +240,7 @@ def running_console(seeded: Seeded) -> Iterator[Console]:
 
 def disk_text(path: Path) -> str:
     """The file's text, "" while it is absent: a rewrite is a compare-and-swap that moves the
-    old file aside for an instant (vault.writes.safewrite), so a poll can land in that gap."""
+    old file aside for an instant (vault.files.safewrite), so a poll can land in that gap."""
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:

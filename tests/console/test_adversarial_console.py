@@ -25,7 +25,7 @@ from console import http_limits, http_slots
 from console.context import ConsoleContext
 from console.server import ConsoleServer
 from tests.console.test_server_limits import META, TOKEN, exchange, post, valid_request_works
-from vault.layout.create import init_vault
+from vault.writes.create import init_vault
 from vault.writes.operations import Vault
 
 

@@ -37,8 +37,8 @@ HOSTILE = '<img src=x onerror="window.__xss=1">'
 def seed(root: Path) -> Seeded:
     """The browser suite's vault (remember, update_profile) plus archive, restore and forget by
     the real operations, and two lines of the log's own format the page has no name for."""
+    from vault.files import audit
     from vault.layout.keys import ScopeId
-    from vault.writes import audit
     from vault.writes.operations import Vault
 
     seeded = build_vault(root)

@@ -17,7 +17,7 @@ from tests.console.conftest import A, B, scope_body
 from tests.helpers.paths import REPO
 from vault.events import STATUS_FILTERS, Actor, open_event, parse_event_types, update_event
 from vault.events.event_file import EVENT_STATUSES, HISTORY_KINDS
-from vault.writes import audit
+from vault.files import audit
 
 TYPES = parse_event_types(["appointment: a booked visit", "complaint: unhappy"])
 WEB = REPO / "console" / "web"

@@ -23,8 +23,8 @@ from tests.console.conftest_browser import (
 )
 from tests.console.person_view_browser import Browser, Page, expect
 from vault.events import Actor, open_event, parse_event_types, update_event
+from vault.files import audit
 from vault.layout.layout import Layout
-from vault.writes import audit
 
 TYPES = parse_event_types(["appointment: a booked visit", "complaint: unhappy"])
 XSS = 'Soup <img src=x onerror="window.__xss=1"> was cold'

@@ -10,8 +10,8 @@ import pytest
 
 from tests.console.conftest import A, B, scope_body
 from tests.console.test_api import call, error
+from vault.files import audit
 from vault.format.yamlio import parse_datetime
-from vault.writes import audit
 from vault.writes.new_episode import NewEpisode
 
 

@@ -17,9 +17,9 @@ from console.context import ConsoleContext
 from indexer.health import hand_edits_check
 from tests.console.conftest import A, scope_body
 from tests.helpers.paths import REPO
-from vault.health.findings import HEALTH_CODES
-from vault.layout.create import init_vault
+from vault.format.findings import HEALTH_CODES
 from vault.layout.keys import ScopeId
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit

@@ -17,8 +17,8 @@ from console.context import ConsoleContext
 from console.errors import ApiError
 from console.server import ConsoleServer
 from tests.console.test_server_limits import TOKEN, exchange, post, status_and_error
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.create import init_vault
 from vault.writes.operations import Vault
 
 CHAT = ScopeId("b1", "g1")

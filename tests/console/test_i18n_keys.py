@@ -11,7 +11,7 @@ import pytest
 
 from tests.helpers.paths import REPO
 from vault.candidates import CANDIDATE_KINDS, CANDIDATE_STATUSES, PROFILE_TARGETS
-from vault.health.findings import HEALTH_CODES
+from vault.format.findings import HEALTH_CODES
 
 WEB = REPO / "console" / "web"
 LANGS = ("en_US", "zh_Hans")
@@ -85,7 +85,7 @@ def test_the_candidates_panel_has_a_message_for_every_state_the_vault_writes(lan
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_every_health_line_the_server_can_send_has_a_message(lang):
-    """health.js shows a line as `health_<code>` filled from its params (vault.health.findings): a
+    """health.js shows a line as `health_<code>` filled from its params (vault.format.findings): a
     code without a message in this language, or a message naming another parameter, would
     show the raw key or a literal {name} to its reader."""
     have = messages(lang)
@@ -137,7 +137,7 @@ def test_every_part_of_a_real_score_explanation_is_named(lang, ctx):
 
 def _code_calls(tree: ast.AST, helper: bool) -> list[tuple[str, set[str] | None, int]]:
     """(code, parameter names or None when not literal, line) of each Check(level, message,
-    code, {params}) call, and with `helper` (indexer/retrieval/probe.py) of its _fail(message, code,
+    code, {params}) call, and with `helper` (indexer/probe.py) of its _fail(message, code,
     **params)."""
     found = []
     for node in ast.walk(tree):

@@ -20,7 +20,7 @@ from console import http_limits
 from console.context import ConsoleContext
 from console.server import ConsoleServer
 from tests.console.test_server import _start
-from vault.layout.create import init_vault
+from vault.writes.create import init_vault
 from vault.writes.operations import Vault
 
 TOKEN = "t0ken-for-limit-tests"

@@ -17,10 +17,10 @@ from types import ModuleType
 
 from tests.helpers.paths import REPO
 from vault.errors import MemVaultError
+from vault.files.safewrite import DiskFullError
+from vault.git.secret_guard import SecretInFileError, SecretLine
 from vault.layout.keys import ScopeId
 from vault.layout.store import EpisodeNotFoundError
-from vault.redaction.secret_guard import SecretInFileError, SecretLine
-from vault.writes.safewrite import DiskFullError
 
 PACKAGES = ("vault", "indexer", "console", "plugin", "memvault_cli")
 PLUGIN_DIR = REPO / "plugin"

@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from indexer.engine import Engine
-from vault.layout.create import init_vault
+from vault.writes.create import init_vault
 from vault.writes.operations import Vault
 
 

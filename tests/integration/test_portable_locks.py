@@ -1,5 +1,5 @@
 """MemVault on every platform: every module imports where POSIX-only names do not exist
-(Windows), and the OS file locks (vault.writes.filelocks, through `filelock`) keep their promises
+(Windows), and the OS file locks (vault.files.filelocks, through `filelock`) keep their promises
 between real processes: a second writer is refused with the holder's pid and start, a
 SIGKILLed holder's lock is free at once, a stale or hostile lock file never blocks, a link
 at the lock path is refused and never written through, a status probe never refuses a writer.
@@ -23,11 +23,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from indexer.backends.backend import IndexLockedError
+from indexer.backends.locks import LOCK_NAME, WriterLock, acquire_writer_lock
 from indexer.cli.show import _writer
-from indexer.sync.locks import LOCK_NAME, WriterLock, acquire_writer_lock
 from tests.helpers.paths import REPO
-from vault.writes import filelocks
-from vault.writes.safewrite import LockTimeoutError, VaultLock
+from vault.files import filelocks
+from vault.files.safewrite import LockTimeoutError, VaultLock
 
 ROOT = REPO
 SINCE = re.compile(r"since=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
@@ -103,7 +103,7 @@ def importable() -> list[str]:
     """Every module of the tree that imports here, with POSIX as it is (one interpreter for
     both modes below: the slowest step of this file)."""
     core, plugin = _modules(ROOT)
-    assert len(core) > 80 and "vault.writes.safewrite" in core and "indexer.sync.locks" in core
+    assert len(core) > 80 and "vault.files.safewrite" in core and "indexer.backends.locks" in core
     assert "memvault_plugin.memory_service" in plugin
     assert "components.event_listener.injector" in plugin
     # Plugin modules that need what the host provides cannot import anywhere: only those
@@ -127,7 +127,7 @@ def test_every_module_imports_without_posix_only_names(mode: str, importable: li
 HOLD_INDEX = """
 import sys, time
 from pathlib import Path
-from indexer.sync.locks import acquire_writer_lock
+from indexer.backends.locks import acquire_writer_lock
 lock = acquire_writer_lock(Path(sys.argv[1]))
 print("HELD", flush=True)
 time.sleep(600)
@@ -136,7 +136,7 @@ time.sleep(600)
 HOLD_VAULT = """
 import sys, time
 from pathlib import Path
-from vault.writes.safewrite import VaultLock
+from vault.files.safewrite import VaultLock
 with VaultLock(Path(sys.argv[1])).hold():
     print("HELD", flush=True)
     time.sleep(600)
@@ -280,7 +280,7 @@ def test_a_planted_lock_path_is_refused_and_never_written_through(
 PROBE = """
 import json, sys, time
 from pathlib import Path
-from vault.writes.filelocks import is_held
+from vault.files.filelocks import is_held
 lock, seconds = Path(sys.argv[1]), float(sys.argv[2])
 print("READY", flush=True)
 seen = {"held": 0, "free": 0}

@@ -19,8 +19,8 @@ from memvault_cli.main import LAYERS, build_parser
 from tests.plugin.test_command import chat, command, say
 from tests.plugin.test_tools import call, scope
 from vault.cli.commands import remember_from_args
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 

@@ -149,7 +149,7 @@ while True:
             if attr and attr != "*" and not hasattr(target, attr):
                 importlib.import_module(f"{base}.{attr}")
 assert len(checked) > 100 and "console.api" in checked, sorted(checked)
-from vault.layout.create import init_vault
+from vault.writes.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.writes.operations import Vault
 from vault.transfer.exchange import export_scope

@@ -23,7 +23,7 @@ from tests.plugin.candidates_setup import (
     settled,
 )
 from vault.candidates import list_candidates
-from vault.writes import audit
+from vault.files import audit
 
 
 @pytest.fixture

@@ -14,12 +14,12 @@ from langbot_plugin.entities.io.actions.enums import PluginToRuntimeAction as A
 from indexer.retrieval.search_query import SearchQuery
 from tests.conftest import git
 from tests.plugin.fakehost import FakeHost, started_plugin
+from vault.files.safewrite import ConflictError, LockTimeoutError
 from vault.format.model import Speaker
 from vault.layout.keys import ScopeId
 from vault.transfer.exchange import import_payload
 from vault.writes.new_episode import NewEpisode
 from vault.writes.profile_edit import ProfileEdit
-from vault.writes.safewrite import ConflictError, LockTimeoutError
 from vault.writes.snapshots import write_snapshot
 
 # indexer.retrieval.verdict.floor_words at the default floor: the words every surface shows.

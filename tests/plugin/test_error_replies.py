@@ -13,8 +13,7 @@ import pytest
 
 from tests.helpers.error_kinds import error_kinds, make
 from tests.plugin.fakehost import FakeHost, started_plugin
-from vault.errors import MemVaultError
-from vault.layout.store import NotFoundError
+from vault.errors import MemVaultError, NotFoundError
 
 KB = "kb-memvault"
 EVENT = "evt_20261130_aaaaaa"

@@ -10,8 +10,8 @@ from indexer.backends.embeddings import EmbeddingError, default_embedder
 from indexer.engine import Engine
 from indexer.retrieval.search_query import SearchQuery
 from tests.plugin.fakehost import FakeHost
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 

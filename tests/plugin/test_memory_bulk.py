@@ -11,8 +11,8 @@ from indexer.retrieval.search_query import SearchQuery
 from tests.conftest import git
 from tests.helpers.tree_hash import tree_hash
 from tests.plugin.test_command import OTHER, chat, command, remember, say
+from vault.files import audit
 from vault.format.model import Speaker
-from vault.writes import audit
 from vault.writes.profile_edit import ProfileEdit
 
 

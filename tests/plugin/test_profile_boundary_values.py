@@ -16,8 +16,8 @@ from console.context import ConsoleContext
 from memvault_cli.main import LAYERS, build_parser
 from tests.plugin.test_tools import call, scope
 from vault.cli.commands import cmd_profile
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.create import init_vault
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit
 

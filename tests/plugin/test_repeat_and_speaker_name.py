@@ -8,7 +8,7 @@ from __future__ import annotations
 from tests.conftest import git
 from tests.plugin.test_command import chat, command, remember, say
 from tests.plugin.test_tools import call
-from vault.writes import audit
+from vault.files import audit
 
 KB = "kb-memvault"
 

@@ -7,8 +7,8 @@ import pytest
 
 from tests.plugin.recall_parse import ids as recalled_ids
 from tests.plugin.recall_parse import parse as parse_recall
+from vault.files import audit
 from vault.format.model import Speaker
-from vault.writes import audit
 from vault.writes.new_episode import NewEpisode
 
 # tests/plugin/conftest.py `plugin_embedder`: what is recalled here is what the model finds.

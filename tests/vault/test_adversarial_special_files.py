@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli_run import Ran, run_main
-from vault.layout.create import init_vault
 from vault.layout.names import encode_name
+from vault.writes.create import init_vault
 
 TIMEOUT = 20.0
 LONG_SESSION = "s" * 130  # past the 120-byte folder cap: a hashed name with a `.id` file

@@ -19,12 +19,13 @@ from vault.candidates import (
     reject_candidate,
     write_candidates,
 )
+from vault.errors import BadRequestError
+from vault.files.safewrite import ConflictError
 from vault.format.model import Speaker
 from vault.layout.keys import ScopeId
-from vault.layout.store import AmbiguousIdError, BadRequestError
+from vault.layout.store import AmbiguousIdError
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit
-from vault.writes.safewrite import ConflictError
 
 CHAT = ScopeId("bot-1", "group_1")
 ALICE = Speaker("u42", "Alice")
@@ -194,7 +195,7 @@ def test_an_id_two_files_state_is_never_guessed(vault):
 
 
 def test_purge_deletes_old_decisions_only_in_one_commit(tmp_path):
-    from vault.layout.create import init_vault
+    from vault.writes.create import init_vault
 
     root = tmp_path / "memory"
     init_vault(root)

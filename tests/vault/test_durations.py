@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from vault.errors import BadRequestError
 from vault.format.durations import DurationError, parse_duration
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 

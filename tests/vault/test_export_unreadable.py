@@ -11,9 +11,9 @@ import pytest
 
 from tests.helpers.cli_run import Ran, run_main
 from vault.errors import FOUND_PROBLEMS
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.transfer.exchange import export_scope, import_payload, unreadable_warning
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit

@@ -10,9 +10,8 @@ from types import SimpleNamespace
 import pytest
 
 from vault.candidates import Candidate, accept_candidate, write_candidates
-from vault.errors import Internal
+from vault.errors import BadRequestError, Internal
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError
 from vault.writes import fresh_ids
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault

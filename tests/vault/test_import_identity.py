@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from memvault_cli.main import main
+from vault.errors import BadRequestError
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError
 from vault.transfer.exchange import import_payload
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault

@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
+from vault.errors import BadRequestError
 from vault.format.model import Speaker
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError
 from vault.writes.episode_create import build_episode
 from vault.writes.new_episode import NewEpisode
 

@@ -3,9 +3,9 @@ import json
 import pytest
 
 from tests.conftest import git
+from vault.errors import BadRequestError, NotFoundError
 from vault.format.model import Speaker
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError, NotFoundError
 from vault.writes.new_episode import NewEpisode
 from vault.writes.profile_edit import ProfileEdit
 
@@ -157,7 +157,7 @@ def test_git_off_writes_files_without_commits(vault, scope):
 def test_archive_racing_a_hand_save_keeps_the_persons_text(vault, scope, monkeypatch):
     ep = vault.remember(NewEpisode(scope, "original text"))
     path = vault.find_episode(scope, ep.id).path
-    import vault.writes.safewrite as sw
+    import vault.files.safewrite as sw
 
     real = sw._write_temp
     fired = []

@@ -1,8 +1,8 @@
 """Links are never followed where the system has no O_NOFOLLOW, O_DIRECTORY nor dir_fd
-(Windows): vault.layout.regular and vault.layout.links then check with lstat() before and after the
+(Windows): vault.files.regular and vault.layout.links then check with lstat() before and after the
 open.
 
-That path runs here on Linux with `vault.layout.regular.NOFOLLOW` set to 0 (what it is on Windows),
+That path runs here on Linux with `vault.files.regular.NOFOLLOW` set to 0 (what it is on Windows),
 against real links, FIFOs and folders, and must decide exactly as the O_NOFOLLOW path does.
 """
 
@@ -18,7 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from vault.layout import links, regular
+from vault.files import regular
+from vault.layout import links
 from vault.layout.links import VaultLinkError, read_vault_file
 
 FOLDER_KINDS = ("dir", "link_dir")

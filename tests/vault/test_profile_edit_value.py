@@ -8,9 +8,8 @@ import dataclasses
 
 import pytest
 
-from vault.errors import Internal
+from vault.errors import BadRequestError, Internal
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError
 from vault.writes.profile_edit import NAME_MAX, ProfileEdit
 from vault.writes.profile_ops import edit_profile_in
 

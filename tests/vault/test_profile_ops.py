@@ -1,10 +1,10 @@
 import pytest
 
 from templates import read_template
+from vault.errors import BadRequestError
 from vault.format.episodes import parse_episode
 from vault.format.model import PROFILE_MAX_HISTORY
 from vault.format.profiles import parse_profile
-from vault.layout.store import BadRequestError
 from vault.writes.profile_edit import ProfileEdit
 
 
@@ -145,7 +145,7 @@ def test_templates_are_valid_files():
 def test_profile_edit_racing_a_hand_save_keeps_both(vault, scope, monkeypatch):
     vault.update_profile(ProfileEdit(scope, "name", "set", "Alice"))
     path = vault.profile_path(scope)
-    import vault.writes.safewrite as sw
+    import vault.files.safewrite as sw
 
     real = sw._write_temp
     fired = []

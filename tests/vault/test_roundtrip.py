@@ -14,12 +14,12 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from vault.errors import BadRequestError
 from vault.format.model import CATEGORIES, PRIORITIES, SOURCES, STATUSES, Episode, Speaker
 from vault.format.tags import normalise_tags
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError
 from vault.transfer.exchange import export_scope, import_payload
+from vault.writes.create import init_vault
 from vault.writes.episode_create import create_episode_file
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from vault.writes.safewrite import (
+from vault.files.safewrite import (
     ConflictError,
     atomic_write,
     content_hash,

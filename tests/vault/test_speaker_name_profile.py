@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers.cli_run import SCOPE, memvault
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.redaction.redact import redact
+from vault.writes.create import init_vault
 from vault.writes.demo import GROUP, build_demo
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import NAME_MAX, ProfileEdit

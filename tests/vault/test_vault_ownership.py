@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli_run import run_main
-from vault.layout.create import init_vault
 from vault.layout.discovery import ForeignVaultError, locate
 from vault.layout.keys import ScopeId
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 

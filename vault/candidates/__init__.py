@@ -34,8 +34,10 @@ from vault.candidates.candidate_store import (
     redact_candidate,
     write_candidates,
 )
+from vault.candidates.candidate_view import candidate_json
 
 __all__ = [
+    "candidate_json",
     "CANDIDATE_KINDS",
     "CANDIDATE_STATUSES",
     "PROFILE_TARGETS",

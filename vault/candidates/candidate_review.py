@@ -23,19 +23,20 @@ from vault.candidates.candidate_store import (
     find_candidate,
     load_candidates,
 )
+from vault.errors import BadRequestError, NotFoundError
+from vault.files.safewrite import ConflictError, content_hash, remove_file, rewrite
 from vault.format.episodes import split_front_matter
 from vault.format.model import CORRECTION_TAGS, Episode, FormatError, Profile
 from vault.format.tags import tag_keys
 from vault.format.yamledit import edit_value, rt_edit
 from vault.format.yamlio import decode
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError, NotFoundError, StoredEpisode
+from vault.layout.store import StoredEpisode
 from vault.writes.fresh_ids import dated_id, free_id
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit
 from vault.writes.profile_ops import edit_profile_in
-from vault.writes.safewrite import ConflictError, content_hash, remove_file, rewrite
 from vault.writes.transaction import Txn
 
 log = logging.getLogger(__name__)
@@ -136,7 +137,7 @@ def _edited(c: Candidate, text: str | None, value: str | None) -> Candidate:
     edited = dataclasses.replace(c, **changes)
     # Not redacted here: the memory it becomes is, once, where every memory is (an episode in
     # vault.writes.episode_create.build_episode, a profile value in
-    # vault.redaction.redact_write.scrub_profile_value), and so is the audit line (Txn.record);
+    # vault.writes.redact_write.scrub_profile_value), and so is the audit line (Txn.record);
     # a text that is only a secret is refused there.
     if not edited.body or (c.kind == "profile" and not edited.value):
         raise BadRequestError("the edited text is empty: write the memory")

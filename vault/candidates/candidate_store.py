@@ -23,18 +23,19 @@ from vault.candidates.candidate_file import (
     parse_candidate,
     render_candidate,
 )
+from vault.errors import BadRequestError
+from vault.files.safewrite import content_hash
 from vault.format.model import FormatError, Problem, Speaker
+from vault.format.redact_forms import redact_name
 from vault.format.tags import normalise_tags
 from vault.layout.keys import ScopeId
 from vault.layout.layout import iter_markdown
 from vault.layout.links import read_vault_file
 from vault.layout.names import encode_name
-from vault.layout.store import PAGE_SIZE, BadRequestError, only_match, page_count
+from vault.layout.store import PAGE_SIZE, only_match, page_count
 from vault.redaction.redact import only_secret, redact, redact_slot
-from vault.redaction.redact_forms import redact_name
 from vault.writes.fresh_ids import create_under_fresh_id, dated_id, rendered
 from vault.writes.operations import Vault
-from vault.writes.safewrite import content_hash
 from vault.writes.transaction import Txn
 
 
@@ -68,7 +69,7 @@ def redact_candidate(c: Candidate) -> Candidate | None:
     when nothing but a secret is left to remember."""
     kinds: list[str] = list(c.redacted)
     changes: dict[str, Any] = {}
-    # Names and keys as names (vault.redaction.redact_forms): a slot key is stored lower-cased.
+    # Names and keys as names (vault.format.redact_forms): a slot key is stored lower-cased.
     names = [redact_name(t) for t in (c.key or "", c.speaker.name if c.speaker else "", *c.tags)]
     kinds.extend(k for n in names for k in n.kinds)
     key, name, *tags = (n.text for n in names)

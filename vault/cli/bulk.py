@@ -14,10 +14,10 @@ from vault.cli.help import ABOUT
 from vault.cli.status import status_command
 from vault.errors import FOUND_PROBLEMS
 from vault.format.model import STATUSES
-from vault.format.views import episode_item
 from vault.health.stats import scope_stats, stats_lines
 from vault.layout.chats import require_chat
 from vault.layout.store import VaultReader
+from vault.layout.views import episode_item
 from vault.writes.bulk import (
     FILTERS,
     BulkPlan,

@@ -32,10 +32,10 @@ from vault.format.model import Episode, FormatError, Speaker
 from vault.git import gitstate
 from vault.health.check import check_vault
 from vault.layout.chats import require_chat
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.layout.layout import Layout
 from vault.layout.store import check_speaker_id, page_of
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit

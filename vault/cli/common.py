@@ -14,14 +14,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from vault.errors import BadInput
+from vault.errors import BadInput, NotFoundError
 from vault.format.episode_filter import Filters, parse_filters
 from vault.layout.chats import require_chat
 from vault.layout.discovery import Located, locate, missing_message, resolved
 from vault.layout.keys import ScopeId
 from vault.layout.layout import STATE_DIR
 from vault.layout.links import VaultLinkError, check_state_dir
-from vault.layout.store import EpisodeNotFoundError, NotFoundError
+from vault.layout.store import EpisodeNotFoundError
 from vault.writes.operations import Vault
 
 

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 from vault.format.model import Profile
-from vault.format.views import episode_full, episode_item, profile_json
 from vault.health.check import CheckReport
 from vault.layout.store import EpisodePage, StoredEpisode
+from vault.layout.views import episode_full, episode_item, profile_json
 
 __all__ = ["episode_full", "profile_json"]
 

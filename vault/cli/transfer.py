@@ -9,11 +9,10 @@ from pathlib import Path
 
 from vault.cli import output as out
 from vault.cli.common import open_vault, scope_of
-from vault.errors import FOUND_PROBLEMS
+from vault.errors import FOUND_PROBLEMS, BadRequestError
 from vault.format.input_limits import MAX_IMPORT_BYTES
 from vault.format.jsonin import load_json
 from vault.layout.chats import require_chat
-from vault.layout.store import BadRequestError
 from vault.transfer.exchange import export_scope, import_payload, unreadable_warning
 
 

@@ -15,6 +15,7 @@ from datetime import datetime
 from functools import partial
 from pathlib import Path
 
+from vault.errors import BadRequestError
 from vault.events.event_file import (
     MAX_NOTE,
     MAX_SUMMARY,
@@ -26,15 +27,14 @@ from vault.events.event_file import (
 )
 from vault.events.event_store import StoredEvent, find_event, person_events_dir
 from vault.events.event_types import EventType, check_type
+from vault.files.safewrite import content_hash, rewrite
 from vault.format.model import Speaker
+from vault.format.redact_forms import redacted_name
 from vault.layout.keys import ScopeId
 from vault.layout.names import encode_name, ensure_id_file, is_hashed
-from vault.layout.store import BadRequestError
-from vault.redaction.redact_forms import redacted_name
-from vault.redaction.redact_write import scrub
 from vault.writes.fresh_ids import create_under_fresh_id, dated_id, rendered
 from vault.writes.operations import Vault
-from vault.writes.safewrite import content_hash, rewrite
+from vault.writes.redact_write import scrub
 from vault.writes.transaction import Txn
 
 

@@ -14,9 +14,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from vault.errors import BadRequestError
 from vault.events.event_file import EVENT_STATUSES, Event, event_id_problem, parse_event
+from vault.files.safewrite import content_hash
 from vault.format.model import FormatError, Problem
-from vault.format.views import iso
 from vault.layout.layout import (
     EVENTS_DIR,
     NOBOT,
@@ -27,8 +28,8 @@ from vault.layout.layout import (
 )
 from vault.layout.links import read_vault_file
 from vault.layout.names import UnsafeNameError, folder_id, is_hashed
-from vault.layout.store import BadRequestError, only_match
-from vault.writes.safewrite import content_hash
+from vault.layout.store import only_match
+from vault.layout.views import iso
 
 STATUS_FILTERS: tuple[str, ...] = (*EVENT_STATUSES, "all")
 

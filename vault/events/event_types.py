@@ -12,8 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from vault.errors import BadInput
-from vault.layout.store import BadRequestError
+from vault.errors import BadInput, BadRequestError
 
 MAX_TYPES = 30
 MAX_DESCRIPTION = 200

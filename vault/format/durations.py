@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from vault.layout.store import BadRequestError
+from vault.errors import BadRequestError
 
 _UNITS: dict[str, timedelta] = {
     "m": timedelta(minutes=1),

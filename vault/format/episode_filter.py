@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from vault.errors import BadRequestError
 from vault.format.durations import parse_duration
 from vault.format.model import CATEGORIES, PRIORITIES, Episode
 from vault.format.tags import tag_key, tag_keys
-from vault.layout.store import BadRequestError
 
 _YES = ("yes", "true", "y", "1")
 _NO = ("no", "false", "n", "0")

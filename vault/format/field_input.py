@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
+from vault.errors import BadRequestError
 from vault.format.durations import parse_duration
 from vault.format.model import CATEGORIES, PRIORITIES
 from vault.format.tags import normalise_tags
 from vault.format.yamlio import parse_datetime
-from vault.layout.store import BadRequestError
 
 _ISO_EXAMPLE = "an ISO 8601 time such as 2026-12-31 or 2026-12-31T18:00:00Z"
 

@@ -16,8 +16,8 @@ import math
 import re
 from typing import Any
 
+from vault.errors import BadRequestError
 from vault.format.input_limits import MAX_JSON_DEPTH, MAX_NUMBER_DIGITS
-from vault.layout.store import BadRequestError
 
 # A JSON string token or a bracket: enough to find where the nesting gets too deep without
 # recursing (strings first, so a bracket inside one is not counted).

@@ -14,6 +14,7 @@ from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
+from vault.errors import BadRequestError
 from vault.format.model import (
     DEFAULT_PROFILE_LIMITS,
     PROFILE_MAX_HISTORY,
@@ -25,7 +26,6 @@ from vault.format.model import (
 from vault.format.profiles import slot_key
 from vault.format.yamledit import edit_value
 from vault.format.yamlio import FlowMap
-from vault.layout.store import BadRequestError
 
 FIELDS = ("name", "traits", "preferences", "notes")
 ACTIONS = ("set", "add", "remove")

@@ -1,5 +1,6 @@
-"""The vault's git history: commit exactly the files MemVault wrote, lock handling, and the
-read-only history views (dulwich).
+"""The vault's git history: commit exactly the files MemVault wrote (never a person's work),
+lock handling, no commit holding a secret (secret_guard.py), and the read-only history
+views (dulwich).
 
 `__all__` lists the modules other packages may import; the rest are private to this one
 (tests/test_layers.py checks it).
@@ -12,4 +13,5 @@ __all__ = [
     "gitplan",
     "gitstate",
     "handedits",
+    "secret_guard",
 ]

@@ -17,9 +17,9 @@ from dulwich.objects import Commit
 from dulwich.patch import write_object_diff
 from dulwich.repo import Repo
 
+from vault.errors import NotFoundError
 from vault.git import gitrepo
 from vault.git.gitlog import CommitInfo, _commit_info
-from vault.layout.store import NotFoundError
 
 MAX_DIFF_BYTES = 400_000
 

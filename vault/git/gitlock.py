@@ -19,9 +19,9 @@ import secrets
 from dataclasses import dataclass
 from types import TracebackType
 
-from vault.layout.regular import BINARY
-from vault.writes.procs import Owner
-from vault.writes.safewrite import NO_LINKS
+from vault.files.procs import Owner
+from vault.files.regular import BINARY
+from vault.files.safewrite import NO_LINKS
 
 log = logging.getLogger(__name__)
 

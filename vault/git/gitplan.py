@@ -22,10 +22,10 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from vault.files.procs import Owner
 from vault.git import gitrepo, gitstate
 from vault.git.gitstate import Files, PendingOp
 from vault.layout.layout import STATE_DIR
-from vault.writes.procs import Owner
 
 log = logging.getLogger(__name__)
 

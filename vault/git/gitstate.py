@@ -8,7 +8,7 @@ Both live in `.memvault/` (derived state, git-ignored):
   too (a "made-up" commit), each only while it holds exactly those bytes (vault.git.gitplan).
 - `git-failure.json`: the last commit failure, kept until a commit succeeds, so a failure
   that persists shows red in `status`, `check` and health instead of only in a log.
-Both are only written under the vault's writer lock (vault.writes.safewrite.VaultLock).
+Both are only written under the vault's writer lock (vault.files.safewrite.VaultLock).
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from vault.files.audit import utc_stamp
+from vault.files.procs import Owner
+from vault.files.regular import BINARY
+from vault.files.safewrite import atomic_write
+from vault.format.findings import Check
 from vault.format.jsonin import load_json
-from vault.health.findings import Check
-from vault.layout.regular import BINARY
-from vault.writes.audit import utc_stamp
-from vault.writes.procs import Owner
-from vault.writes.safewrite import atomic_write
 
 log = logging.getLogger(__name__)
 

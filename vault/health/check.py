@@ -7,10 +7,12 @@ from pathlib import Path
 
 from vault.candidates import parse_candidate
 from vault.events import parse_event
+from vault.files import audit
 from vault.format.episodes import parse_episode
 from vault.format.input_limits import MAX_FILE_BYTES
 from vault.format.model import FormatError, Problem
 from vault.format.profiles import parse_profile
+from vault.git.secret_guard import kind_words, secrets_in
 from vault.layout.layout import MEMORY_KINDS, NOBOT, PEOPLE_DIR, Layout, is_ignored
 from vault.layout.links import VaultLinkError, link_problem, read_vault_file
 from vault.layout.names import (
@@ -22,8 +24,6 @@ from vault.layout.names import (
     is_hashed,
 )
 from vault.layout.store import duplicate_problems
-from vault.redaction.secret_guard import kind_words, secrets_in
-from vault.writes import audit
 
 
 @dataclass(frozen=True)
@@ -115,9 +115,7 @@ def secret_warnings(rel: str, data: bytes) -> list[Problem]:
             f"rewrites your file: replace it with [redacted:{found.kind}] by hand if it should "
             "not be kept (git history still has it)",
         )
-        for found in secrets_in(
-            data
-        )  # the rule operations refuse by (vault.redaction.secret_guard)
+        for found in secrets_in(data)  # the rule operations refuse by (vault.git.secret_guard)
     ]
 
 

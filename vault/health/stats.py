@@ -12,9 +12,9 @@ from datetime import datetime
 from typing import Any
 
 from vault.format.model import PRIORITIES, STATUSES, Episode, FormatError, Problem
-from vault.format.views import iso
 from vault.layout.keys import ScopeId
 from vault.layout.store import VaultReader, duplicate_problems
+from vault.layout.views import iso
 
 NONE = "(none)"  # the category / speaker of a memory that states none
 

@@ -1,6 +1,6 @@
-"""Where things live in a vault and how they are opened: the folder layout, scope keys and
-folder names from hostile ids, symbolic-link and regular-file rules, finding the vault, reading
-its records (vault.layout.store), `memvault init`.
+"""Where things live in a vault and how they are read: the folder layout, scope keys and
+folder names from hostile ids, symbolic links, finding the vault, reading a scope's records
+(vault.layout.store) and their JSON shapes (vault.layout.views), read-only vaults.
 
 `__all__` lists the modules other packages may import; the rest are private to this one
 (tests/test_layers.py checks it).
@@ -8,13 +8,12 @@ its records (vault.layout.store), `memvault init`.
 
 __all__ = [
     "chats",
-    "create",
     "discovery",
     "keys",
     "layout",
     "links",
     "names",
     "readonly",
-    "regular",
     "store",
+    "views",
 ]

@@ -10,10 +10,10 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
+from vault.errors import NotFoundError
 from vault.layout.keys import ScopeId
 from vault.layout.layout import NOBOT, Layout, is_ignored
 from vault.layout.names import folder_id
-from vault.layout.store import NotFoundError
 
 CLOSEST = 3  # suggestions named in the message
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from vault.files.regular import is_regular_or_missing
 from vault.layout.keys import (
     GLOBAL_USER_KEY,
     ScopeId,
@@ -26,7 +27,6 @@ from vault.layout.names import (
     is_hashed,
     safe_child,
 )
-from vault.layout.regular import is_regular_or_missing
 
 NOBOT = "_nobot"
 STATE_DIR = ".memvault"

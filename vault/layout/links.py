@@ -10,7 +10,7 @@ may be a link (it is followed once, as the place the vault lives).
 
 Windows has no O_NOFOLLOW, O_DIRECTORY nor opening relative to a folder (dir_fd). There
 `read_vault_file` checks each folder with lstat() (links and junctions refused), opens the
-file (vault.layout.regular refuses a link there), checks the folders again and then proves the file
+file (vault.files.regular refuses a link there), checks the folders again and then proves the file
 it opened is the one the path names now: a folder swapped for a link at any point in between
 is refused before a byte is used. The same path runs on Linux in tests/vault/test_portable_links.py.
 """
@@ -22,8 +22,8 @@ import os
 import stat
 from pathlib import Path
 
+from vault.files import regular
 from vault.format.model import Problem
-from vault.layout import regular
 from vault.layout.names import UnsafeNameError
 
 LINK_FIX = "replace the link with the file itself"

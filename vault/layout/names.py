@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 from vault.errors import BadInput
-from vault.layout.regular import is_regular_or_missing, open_regular, read_regular
+from vault.files.regular import is_regular_or_missing, open_regular, read_regular
 
 MAX_NAME_BYTES = 120
 MAX_ID_CHARS = 1024

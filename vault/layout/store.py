@@ -13,7 +13,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
-from vault.errors import BadInput, NotFound
+from vault.errors import BadRequestError, NotFoundError
+from vault.files.safewrite import content_hash
 from vault.format.episode_fields import clean_text
 from vault.format.episodes import parse_episode
 from vault.format.ids import episode_id_problem
@@ -23,14 +24,9 @@ from vault.layout.keys import ScopeId
 from vault.layout.layout import STATE_DIR, Layout
 from vault.layout.links import check_state_dir, read_vault_file
 from vault.layout.names import decode_name, is_hashed
-from vault.writes.safewrite import content_hash
 
 PAGE_SIZE = 10
 T = TypeVar("T")
-
-
-class NotFoundError(NotFound, LookupError):
-    pass
 
 
 class EpisodeNotFoundError(NotFoundError):
@@ -43,10 +39,6 @@ class EpisodeNotFoundError(NotFoundError):
         self.scope = scope
         self.what = f"no episode {episode_id} in {scope.label()}"
         super().__init__(f"{self.what}: check the id against this chat's list of memories")
-
-
-class BadRequestError(BadInput, ValueError):
-    """Input from a person or a model that cannot be used; the message says how to fix it."""
 
 
 class AmbiguousIdError(BadRequestError):

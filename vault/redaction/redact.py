@@ -8,7 +8,7 @@ vault.redaction.redact_ids), so ordinary chat is left
 alone. A secret becomes `[redacted:<kind>]` and the words around it stay: "my password
 is hunter2" is kept as "my password is [redacted:password]" (a person reading the file sees
 that something was removed, and the rest of the memory is not lost). Text that is nothing
-but a secret is refused by the write paths (vault.redaction.redact_write): nothing is left to keep.
+but a secret is refused by the write paths (vault.writes.redact_write): nothing is left to keep.
 
 Applied inside the vault's write paths (episode_create, episode_edit, profile_ops,
 transfer, and Txn.record for audit lines and commit messages), so no caller can put a secret
@@ -249,7 +249,7 @@ RULES: tuple[Rule, ...] = (
 
 # The same rules blind to case, for a text that may be stored lower-cased (a slot key, a
 # tag's match key): "akiaiosfodnn7example" is still the AWS key it was
-# (vault.redaction.redact_forms).
+# (vault.format.redact_forms).
 FOLDED_RULES: tuple[Rule, ...] = tuple(
     (kind, re.compile(pattern.pattern, pattern.flags | re.IGNORECASE), check)
     for kind, pattern, check in RULES

@@ -13,11 +13,12 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from vault.errors import BadRequestError
 from vault.format.model import STATUSES, Episode, FormatError, Problem, Profile
-from vault.format.views import episode_export, iso, profile_json
 from vault.format.yamlio import format_datetime
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError, StoredEpisode, check_episode_id
+from vault.layout.store import StoredEpisode, check_episode_id
+from vault.layout.views import episode_export, iso, profile_json
 from vault.transfer.transfer_items import ImportItem, parse_item
 from vault.transfer.transfer_profiles import parse_profiles, write_profiles
 from vault.writes import lifecycle
@@ -174,7 +175,7 @@ def _settled(
     """The imported episodes as they will be written (vault.writes.lifecycle): links follow renamed
     ids, a link naming nothing is dropped (archived), and per key the newest memory, old or
     imported, is the active one. Refuses first (nothing written) when an existing memory it
-    supersedes holds a secret (vault.redaction.secret_guard)."""
+    supersedes holds a secret (vault.git.secret_guard)."""
     incoming = []
     for item, new_id in chosen:
         link = item.episode.superseded_by

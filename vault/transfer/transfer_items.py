@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from vault.errors import BadRequestError
 from vault.format.episode_fields import FIELD_ORDER
 from vault.format.model import (
     CATEGORIES,
@@ -26,11 +27,10 @@ from vault.format.model import (
     Speaker,
     default_verified,
 )
+from vault.format.redact_forms import redact_name
 from vault.format.yamlio import dump, load_block, parse_datetime, to_bool, to_float
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError
 from vault.redaction.redact import redact
-from vault.redaction.redact_forms import redact_name
 from vault.writes.new_episode import NewEpisode
 
 if TYPE_CHECKING:
@@ -236,7 +236,7 @@ def _extra(value: Any, number: int) -> tuple[tuple[str, Any], ...]:
             "extra, or rename it",
         )
     # A field name becomes a YAML key of the file: redacted as a name
-    # (vault.redaction.redact_forms).
+    # (vault.format.redact_forms).
     try:
         return tuple((redact_name(str(k)).text, as_yaml(v)) for k, v in value.items())
     except FormatError as exc:  # e.g. nested deeper than a front matter may be

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from vault.errors import BadRequestError
+from vault.files.safewrite import create_new
 from vault.format.model import (
     DEFAULT_PROFILE_LIMITS,
     PROFILE_MAX_NOTES,
@@ -20,13 +22,11 @@ from vault.format.model import (
     ProfileLimits,
 )
 from vault.format.profiles import PROFILE_FIELDS, parse_profile, render_profile
+from vault.format.redact_forms import redact_name
 from vault.format.yamlio import parse_datetime
-from vault.layout.store import BadRequestError
 from vault.redaction.redact import redact
-from vault.redaction.redact_forms import redact_name
-from vault.redaction.redact_write import scrub_all
 from vault.transfer.transfer_items import Fail, as_yaml, json_ident, json_text, json_texts
-from vault.writes.safewrite import create_new
+from vault.writes.redact_write import scrub_all
 
 if TYPE_CHECKING:
     from vault.layout.keys import ScopeId
@@ -53,7 +53,7 @@ def _text(value: Any, name: str = "", what: str = "") -> str:
 
 
 def _name(value: Any, name: str = "", what: str = "") -> str:
-    """A name or a key (vault.redaction.redact_forms): redacted blind to case."""
+    """A name or a key (vault.format.redact_forms): redacted blind to case."""
     given = json_text(value, name, _failer(what))
     return redact_name(given).text if given else ""
 

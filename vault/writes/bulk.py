@@ -14,20 +14,16 @@ from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from vault.errors import BadRequestError
+from vault.files.safewrite import ConflictError, remove_file
 from vault.format.durations import parse_duration
 from vault.format.model import STATUSES, Episode
 from vault.format.tags import tag_key
 from vault.format.yamlio import parse_datetime
+from vault.git.secret_guard import Kept, SecretInFileError
 from vault.layout.keys import ScopeId
-from vault.layout.store import (
-    AmbiguousIdError,
-    BadRequestError,
-    StoredEpisode,
-    ambiguous_id_message,
-)
-from vault.redaction.secret_guard import Kept, SecretInFileError
+from vault.layout.store import AmbiguousIdError, StoredEpisode, ambiguous_id_message
 from vault.writes.operations import Vault
-from vault.writes.safewrite import ConflictError, remove_file
 
 ACTIONS: tuple[str, ...] = ("delete", "archive")
 FILTERS = "--speaker ID, --tag T, --before DATE (or an age like 30d) or --status S"
@@ -112,7 +108,7 @@ class BulkPlan:
     selection: Selection
     matches: tuple[StoredEpisode, ...]  # newest first, as listed
     # archive: matched files left as they are, with why (what looks like a secret: archiving
-    # would commit it, vault.redaction.secret_guard); the rest is archived all the same.
+    # would commit it, vault.git.secret_guard); the rest is archived all the same.
     refused: tuple[tuple[str, str], ...] = ()
 
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from vault.files.safewrite import ConflictError, content_hash, remove_file, rewrite
 from vault.format.episodes import edit_front_matter
 from vault.format.model import Episode
 from vault.layout.keys import ScopeId
@@ -23,7 +24,6 @@ from vault.writes import lifecycle
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit
 from vault.writes.profile_ops import edit_profile_in
-from vault.writes.safewrite import ConflictError, content_hash, remove_file, rewrite
 from vault.writes.transaction import Txn
 
 log = logging.getLogger(__name__)

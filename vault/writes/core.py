@@ -16,15 +16,15 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
+from vault.files.safewrite import VaultLock, rewrite
 from vault.format.episodes import edit_front_matter
 from vault.format.model import DEFAULT_PROFILE_LIMITS, Episode, ProfileLimits
+from vault.git.secret_guard import guarding, refuse_secret_file
 from vault.layout.keys import ScopeId
 from vault.layout.store import StoredEpisode, VaultReader
-from vault.redaction.secret_guard import guarding, refuse_secret_file
 from vault.writes import lifecycle
 from vault.writes.episode_create import build_episode, create_episode_file
 from vault.writes.new_episode import NewEpisode
-from vault.writes.safewrite import VaultLock, rewrite
 from vault.writes.transaction import (
     CommitFailure,
     Txn,
@@ -164,7 +164,7 @@ class VaultCore(VaultReader):
         )
 
     def refuse_secret(self, stored: StoredEpisode, doing: str) -> None:
-        """vault.redaction.secret_guard's rule, before an operation that keeps this memory
+        """vault.git.secret_guard's rule, before an operation that keeps this memory
         writes."""
         if self.git:
             refuse_secret_file(self.root, stored.rel, f"{doing} ({stored.episode.id})")

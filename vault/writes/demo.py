@@ -8,8 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from vault.format.model import Speaker
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit

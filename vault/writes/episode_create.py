@@ -12,17 +12,18 @@ from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 
+from vault.errors import BadRequestError
 from vault.format.episode_fields import clean_text
 from vault.format.episodes import normalise_body, render_episode
 from vault.format.model import Episode, Speaker, default_confidence, importance_priority
+from vault.format.redact_forms import redacted_name
 from vault.format.tags import normalise_tags
 from vault.layout.keys import ScopeId
 from vault.layout.layout import Layout
-from vault.layout.store import BadRequestError, check_episode_id
-from vault.redaction.redact_forms import redacted_name
-from vault.redaction.redact_write import scrub, scrub_all
+from vault.layout.store import check_episode_id
 from vault.writes.fresh_ids import create_under_fresh_id, dated_id, rendered
 from vault.writes.new_episode import NewEpisode
+from vault.writes.redact_write import scrub, scrub_all
 from vault.writes.transaction import Txn
 
 MAX_EPISODE_CHARS = 20_000

@@ -11,16 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from vault.errors import BadRequestError
+from vault.files.safewrite import ConflictError, rewrite
 from vault.format.episodes import edit_front_matter, parse_episode, split_front_matter
 from vault.format.model import SOURCES, Episode
+from vault.format.redact_forms import redact_name
 from vault.format.yamlio import decode
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError, StoredEpisode
-from vault.redaction.redact_forms import redact_name
-from vault.redaction.redact_write import scrub, scrub_all
+from vault.layout.store import StoredEpisode
 from vault.writes.episode_create import MAX_EPISODE_CHARS, unique_tags
 from vault.writes.operations import Vault
-from vault.writes.safewrite import ConflictError, rewrite
+from vault.writes.redact_write import scrub, scrub_all
 
 # What `fields` may change (the rest has its own parameter or is MemVault's own).
 FIELD_NAMES = frozenset({"category", "key", "priority", "confidence", "expires_at"})
@@ -94,7 +95,7 @@ def edit_episode(
             changes["verified"] = verified
         for name, value in (fields or {}).items():
             if name == "key" and isinstance(value, str):
-                # A key as a name (vault.redaction.redact_forms), as when it was written: redacted,
+                # A key as a name (vault.format.redact_forms), as when it was written: redacted,
                 # blind to case, never refused.
                 value = redact_name(value).text.strip() or None
             if name not in FIELD_NAMES:

@@ -1,7 +1,7 @@
 """Creating a new file (an episode, a candidate, an event) under a fresh random id.
 
 The id is chosen before the file exists, so two writers may pick the same one: the file is
-created only where no file holds the name (vault.writes.safewrite.create_new), and another id
+created only where no file holds the name (vault.files.safewrite.create_new), and another id
 is drawn when one does. An id the caller gave is tried once: taken, the caller is told to
 pick another. Used by every "new file" write of the vault, inside the operation's Txn.
 """
@@ -14,9 +14,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
-from vault.errors import Internal
-from vault.layout.store import BadRequestError
-from vault.writes.safewrite import create_new
+from vault.errors import BadRequestError, Internal
+from vault.files.safewrite import create_new
 from vault.writes.transaction import Txn
 
 ATTEMPTS = 20  # six hex digits a day: a clash is rare, twenty in a row is a broken clock

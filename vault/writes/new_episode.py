@@ -13,11 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from vault.errors import BadRequestError
 from vault.format.durations import parse_duration
 from vault.format.episodes import normalise_body
 from vault.format.model import CATEGORIES, PRIORITIES, SOURCES, Speaker
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError, check_episode_id, check_speaker_id
+from vault.layout.store import check_episode_id, check_speaker_id
 
 
 @dataclass(frozen=True)

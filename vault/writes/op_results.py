@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from vault.format.model import Episode
-from vault.redaction.secret_guard import Kept, kept_note
+from vault.git.secret_guard import Kept, kept_note
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ change as one vault.writes.profile_edit.ProfileEdit.
 
 from __future__ import annotations
 
+from vault.errors import BadRequestError
 from vault.format.model import Episode
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError
 from vault.writes import profile_ops, status_ops
 from vault.writes.core import VaultCore
 from vault.writes.new_episode import NewEpisode

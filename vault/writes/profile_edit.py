@@ -8,7 +8,7 @@ profile can take (vault.format.profile_edit.check_edit: the field, the action, a
 slot key) and what names no profile (a blank speaker id), with the same messages as the
 write itself, each saying what to send instead; it normalises what needs neither the file
 nor redaction. What the file decides (a full list, an item to remove that is not there) and
-redaction (vault.redaction.redact_write) are the write's. Two equal inputs give equal values.
+redaction (vault.writes.redact_write) are the write's. Two equal inputs give equal values.
 
 How the write is made is not the edit: `source`, `query_id` and `expected_hash` are keyword
 arguments of the operation (vault.writes.profile_ops.update_profile), since an accepted
@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vault.errors import BadRequestError
 from vault.format.profile_edit import check_edit
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError, check_speaker_id
+from vault.layout.store import check_speaker_id
 
 NAME_MAX = 100  # a display name a chat platform sends may be anything: one line, this long
 

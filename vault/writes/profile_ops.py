@@ -9,17 +9,16 @@ from typing import TYPE_CHECKING, Any
 from ruamel.yaml.comments import CommentedMap
 
 from templates import read_template
-from vault.errors import Internal
+from vault.errors import BadRequestError, Internal
+from vault.files.safewrite import create_new, rewrite
 from vault.format.model import FormatError, Profile
 from vault.format.profile_edit import apply_edit
 from vault.format.profiles import parse_profile
+from vault.format.redact_forms import redact_name
 from vault.format.yamledit import rt_edit
 from vault.format.yamlio import decode
-from vault.layout.store import BadRequestError
-from vault.redaction.redact_forms import redact_name
-from vault.redaction.redact_write import scrub_profile_value
 from vault.writes.profile_edit import ProfileEdit
-from vault.writes.safewrite import create_new, rewrite
+from vault.writes.redact_write import scrub_profile_value
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -86,7 +85,7 @@ def edit_profile_in(
             f"{scope.session_key}: nothing was written; please report this with the log"
         )
     field, action, speaker = edit.field, edit.action, edit.speaker
-    # No secret reaches the file or the audit line (vault.redaction.redact_write).
+    # No secret reaches the file or the audit line (vault.writes.redact_write).
     value, previous_value, fact_key = scrub_profile_value(
         action, edit.value, edit.fact_key, edit.previous_value, name=field == "name"
     )

@@ -22,10 +22,10 @@ from concurrent.futures import wait as wait_for
 from pathlib import Path
 from typing import Any, TypeVar
 
+from vault.format.redact_forms import redact_data
 from vault.layout.keys import ScopeId
 from vault.layout.layout import STATE_DIR
 from vault.layout.names import HASH_MARK, MAX_ID_CHARS, encode_name
-from vault.redaction.redact_forms import redact_data
 
 SNAPSHOT_DIR = "snapshots"
 WRITER_THREAD = "memvault-snapshots"

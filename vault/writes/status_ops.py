@@ -1,20 +1,20 @@
 """The status-changing operations of vault.writes.operations.Vault: archive/restore and forget
 (the Vault methods of the same names are these functions, bound). What a status becomes is
-decided by vault.writes.lifecycle; what may be committed by vault.redaction.secret_guard."""
+decided by vault.writes.lifecycle; what may be committed by vault.git.secret_guard."""
 
 from __future__ import annotations
 
 import logging
 from typing import TYPE_CHECKING
 
-from vault.git import gitlog
+from vault.errors import BadRequestError
+from vault.files.safewrite import ConflictError, remove_file
+from vault.git import gitlog, secret_guard
+from vault.git.secret_guard import Kept, SecretInFileError, kept_note
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError, StoredEpisode
-from vault.redaction import secret_guard
-from vault.redaction.secret_guard import Kept, SecretInFileError, kept_note
+from vault.layout.store import StoredEpisode
 from vault.writes import lifecycle
 from vault.writes.op_results import Forgotten, StatusChange
-from vault.writes.safewrite import ConflictError, remove_file
 from vault.writes.transaction import Txn
 
 if TYPE_CHECKING:
@@ -80,7 +80,7 @@ def forget(
 
     Bytes git does not hold yet (a person's uncommitted edit, a file written by hand) are
     kept first, so the delete never loses them: committed alone, or, when they hold what
-    looks like a secret, copied outside git to .memvault/forgotten/ (vault.redaction.secret_guard);
+    looks like a secret, copied outside git to .memvault/forgotten/ (vault.git.secret_guard);
     if that fails, nothing is deleted. Memories the forgotten one had replaced follow
     vault.writes.lifecycle.after_forget. Without git (`--no-git`, no repository) a forget is final.
     """
@@ -115,7 +115,7 @@ def follow_forget(vault: VaultCore, chat: list[StoredEpisode], gone: set[str], t
 
 
 def keep_before_delete(vault: VaultCore, rels: list[str], what: str) -> Kept:
-    """vault.redaction.secret_guard.keep_before_delete; call under the lock, before deleting."""
+    """vault.git.secret_guard.keep_before_delete; call under the lock, before deleting."""
     try:
         kept = secret_guard.keep_before_delete(
             vault.root, vault.layout.state_dir, rels, what, git=vault.git

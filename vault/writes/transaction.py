@@ -10,14 +10,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from vault.files import audit, tempfiles
+from vault.files.regular import read_regular
+from vault.files.safewrite import announcing, content_hash
 from vault.git import gitlock, gitlog, gitplan, gitstate
 from vault.layout.keys import ScopeId
 from vault.layout.layout import STATE_DIR, Layout
 from vault.layout.names import ID_FILE, ensure_id_file, is_hashed
-from vault.layout.regular import read_regular
 from vault.redaction.redact import redact
-from vault.writes import audit, tempfiles
-from vault.writes.safewrite import announcing, content_hash
 
 log = logging.getLogger(__name__)
 

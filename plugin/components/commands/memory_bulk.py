@@ -107,7 +107,7 @@ def _bulk(call: Call, action: str) -> str:
 
 def _refused(plan: BulkPlan) -> str:
     """Files a bulk archive left alone: archiving would commit a secret
-    (vault.redaction.secret_guard)."""
+    (vault.git.secret_guard)."""
     if not plan.refused:
         return ""
     return "\n" + "\n".join(f"Left as it is: {why}" for _, why in plan.refused)

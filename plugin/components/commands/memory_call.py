@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from indexer.engine import Engine
+from vault.errors import NotFoundError
 from vault.layout.keys import ScopeId
-from vault.layout.store import NotFoundError, StoredEpisode
+from vault.layout.store import StoredEpisode
 from vault.writes.operations import Vault
 
 from .memory_views import echo

@@ -1,5 +1,5 @@
 """`!memory health`: is the vault usable, the index sound, the embedder alive, and does
-recall stay inside its scope? The checks live in indexer.health and indexer.retrieval.probe (the
+recall stay inside its scope? The checks live in indexer.health and indexer.probe (the
 console's Health panel runs the same ones); this adds the pipeline's opt-in state.
 """
 
@@ -15,7 +15,7 @@ from indexer.health import (
     index_checks,
     writable_check,
 )
-from indexer.retrieval.probe import isolation_probe
+from indexer.probe import isolation_probe
 from vault.health.check import check_vault
 
 from .memory_actions import Call

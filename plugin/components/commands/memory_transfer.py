@@ -13,11 +13,11 @@ import logging
 from dataclasses import asdict
 from typing import Any
 
+from vault.files import audit
 from vault.format.jsonin import load_json
 from vault.format.model import STATUSES
 from vault.git.gitlog import file_history
 from vault.transfer.exchange import export_scope, import_payload
-from vault.writes import audit
 
 from .memory_actions import Call, Reply, find, one_id, parse_page, parse_statuses
 from .memory_views import PAGE_SIZE, audit_line, history_text

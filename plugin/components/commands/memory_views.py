@@ -10,10 +10,10 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from vault.files.audit import AuditEntry
 from vault.format.model import Episode, Profile
-from vault.format.views import iso
 from vault.git.gitlog import CommitInfo
-from vault.writes.audit import AuditEntry
+from vault.layout.views import iso
 
 PAGE_SIZE = 10
 

@@ -35,10 +35,9 @@ from memvault_plugin import pipeline_memory as pm
 from memvault_plugin import turn_ledger as tl
 from memvault_plugin.memory_service import MemoryUnavailableError
 
-from vault.errors import MemVaultError
+from vault.errors import BadRequestError, MemVaultError
+from vault.format.redact_forms import redacted_name
 from vault.layout.names import UnsafeNameError
-from vault.layout.store import BadRequestError
-from vault.redaction.redact_forms import redacted_name
 
 log = logging.getLogger(__name__)
 
@@ -184,7 +183,7 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
         doc_id = meta.document_id
         kb_id = context.knowledge_base_id
         # The name is stored (the document map, the audit line) and logged: redacted once,
-        # here, as a name (vault.redaction.redact_forms); a suffix such as .json survives.
+        # here, as a name (vault.format.redact_forms); a suffix such as .json survives.
         filename = redacted_name(meta.filename or doc_id) or doc_id
 
         def failed(message: str) -> IngestionResult:

@@ -10,7 +10,7 @@ from langbot_plugin.api.entities.builtin.provider import session as provider_ses
 from memvault_plugin import pipeline_memory as pm
 from memvault_plugin.error_reply import replies_errors
 
-from vault.layout.store import NotFoundError
+from vault.errors import NotFoundError
 
 log = logging.getLogger(__name__)
 

@@ -11,9 +11,9 @@ from memvault_plugin import pipeline_memory as pm
 from memvault_plugin.error_reply import replies_errors
 
 from indexer.supersede import supersede_on_correction
+from vault.errors import BadRequestError
 from vault.format.field_input import parse_confidence, parse_expiry, parse_priority
 from vault.format.model import CATEGORIES, Speaker
-from vault.layout.store import BadRequestError
 from vault.writes.new_episode import NewEpisode
 
 log = logging.getLogger(__name__)

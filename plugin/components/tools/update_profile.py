@@ -17,7 +17,7 @@ from memvault_plugin import pipeline_memory as pm
 from memvault_plugin import prompting
 from memvault_plugin.error_reply import replies_errors
 
-from vault.redaction.redact_forms import redacted_name
+from vault.format.redact_forms import redacted_name
 from vault.writes.profile_edit import ProfileEdit
 
 log = logging.getLogger(__name__)

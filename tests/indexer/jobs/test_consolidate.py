@@ -29,11 +29,11 @@ from tests.helpers.consolidate_helpers import (
     tree_hash,
 )
 from tests.helpers.llm_fake import Reply
-from vault.layout.store import BadRequestError
+from vault.errors import BadRequestError
+from vault.files.safewrite import ConflictError
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit
-from vault.writes.safewrite import ConflictError
 
 
 @pytest.fixture

@@ -14,9 +14,9 @@ from indexer.engine import Engine
 from indexer.jobs.consolidate import ConsolidateSettings, preview, run
 from tests.conftest import git
 from tests.helpers.consolidate_helpers import CHAT, NOW, OTHER, answer, seed, tree_hash
-from vault.layout.create import init_vault
-from vault.layout.store import BadRequestError
+from vault.errors import BadRequestError
 from vault.writes.consolidation import consolidate
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit

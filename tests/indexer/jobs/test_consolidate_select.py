@@ -12,8 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indexer.jobs.consolidate_select import ConsolidateSettings, select
+from vault.errors import BadRequestError
 from vault.format.model import Episode
-from vault.layout.store import BadRequestError, StoredEpisode
+from vault.layout.store import StoredEpisode
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 

@@ -80,7 +80,7 @@ def test_consolidation_sends_the_model_no_secret_of_a_hand_written_file(vault, e
     fake_llm.script(answer())
     made = preview(fake_llm.llm(), vault, engine, CHAT, ConsolidateSettings(), now=NOW + DAY)
     # The secret-bearing file itself is left out (archiving it would commit it again:
-    # vault.redaction.secret_guard), so its text never reaches the model; the rest is consolidated
+    # vault.git.secret_guard), so its text never reaches the model; the rest is consolidated
     # and the hand-written profile sent with it is redacted.
     assert hand not in [pick.id for pick in made.archive] and len(made.archive) >= 2
     (why,) = [why for rel, why in made.skipped if rel.endswith(f"{hand}.md")]

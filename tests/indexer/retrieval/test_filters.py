@@ -15,10 +15,10 @@ from indexer.engine import Engine
 from indexer.retrieval.filters import Filters, parse_filters
 from indexer.retrieval.search import MODES
 from indexer.retrieval.search_query import SearchQuery
+from vault.errors import BadRequestError
 from vault.format.model import CATEGORIES, PRIORITIES
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 

@@ -23,11 +23,11 @@ from hypothesis import strategies as st
 
 from indexer.jobs.consolidate_select import ConsolidateSettings, select
 from vault.format.model import STATUSES
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.transfer.exchange import export_scope, import_payload
 from vault.writes.bulk import apply_bulk, parse_selection
 from vault.writes.consolidation import consolidate
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 

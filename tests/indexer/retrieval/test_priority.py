@@ -16,10 +16,10 @@ from indexer.engine import Engine
 from indexer.retrieval.ranking import RANK_VERSION, score
 from indexer.retrieval.search_query import SearchQuery
 from tests.helpers.worlds import open_world
+from vault.errors import BadRequestError
 from vault.format.episodes import parse_episode, render_episode
 from vault.format.model import PRIORITIES, Episode, FormatError
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 

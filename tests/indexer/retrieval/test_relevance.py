@@ -14,8 +14,8 @@ from indexer.engine import Engine
 from indexer.retrieval import relevance as rel
 from indexer.retrieval.fusion import trust, zconf, zconf3
 from indexer.retrieval.search_query import SearchQuery
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 

@@ -23,9 +23,9 @@ from indexer.engine import Engine
 from indexer.retrieval.search_query import SearchQuery
 from indexer.sync.manifest import index_dir
 from indexer.sync.manifest_schema import SCHEMA_VERSION
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId, index_key, profile_index_key, session_key, user_key
 from vault.layout.layout import NOBOT, Layout, classify
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit

@@ -12,8 +12,8 @@ from indexer.engine import Engine
 from indexer.retrieval.search_query import SearchQuery
 from indexer.sync.manifest import index_dir
 from tests.helpers.worlds import open_world
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 

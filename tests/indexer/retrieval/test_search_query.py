@@ -8,8 +8,8 @@ import pytest
 
 from indexer.retrieval.filters import Filters
 from indexer.retrieval.search_query import SearchQuery
+from vault.errors import BadRequestError
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError
 
 CHAT = ScopeId("bot-1", "group_1")
 KB = ScopeId("kb", "library")

@@ -8,8 +8,8 @@ import sqlite3
 from pathlib import Path
 
 from indexer.engine import Engine
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 

@@ -25,9 +25,9 @@ from indexer.supersede import near_duplicates, supersede_on_correction
 from tests.conftest import git
 from tests.helpers.paths import MEMVAULT as MEMVAULT_BIN
 from vault.health.check import check_vault
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.layout.store import AmbiguousIdError
+from vault.writes.create import init_vault
 from vault.writes.episode_edit import edit_episode
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer.backends.documents import UNTRUSTED_MTIME
+from indexer.sync.documents import UNTRUSTED_MTIME
 from indexer.sync.plan import DiskFile, Known, Plan, Rename, plan_changes
 
 

@@ -28,12 +28,12 @@ from hypothesis import strategies as st
 
 from indexer.backends.embed_cache import CachedEmbedder
 from indexer.backends.embeddings import default_embedder
+from indexer.backends.locks import WriterLock
+from indexer.backends.readonly import ReadOnlyIndexError, connect_read_only
 from indexer.backends.text_index import TextIndex
 from indexer.engine import Engine
 from indexer.retrieval.search_query import SearchQuery
-from indexer.sync.locks import WriterLock
 from indexer.sync.manifest import Manifest, index_dir
-from indexer.sync.readonly import ReadOnlyIndexError, connect_read_only
 from vault.layout.keys import ScopeId
 from vault.layout.readonly import READ_ONLY_ERRNOS, ReadOnlyVaultError, explain_write_error
 from vault.writes.new_episode import NewEpisode

@@ -29,8 +29,8 @@ from indexer.cli.show import status_json
 from indexer.engine import Engine
 from tests.indexer.sync.test_readonly_vault import Tmpfs
 from vault.health.check import check_vault
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 

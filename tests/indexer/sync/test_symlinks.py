@@ -19,17 +19,17 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from indexer.backends.documents import read_file
 from indexer.cli.show import status_json
 from indexer.engine import Engine
 from indexer.health import files_check
 from indexer.retrieval.search_query import SearchQuery
+from indexer.sync.documents import read_file
 from tests.helpers.paths import MEMVAULT as MEMVAULT_BIN
 from vault.health.check import check_vault
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.layout.links import VaultLinkError, read_vault_file
 from vault.layout.store import VaultReader, read_episode_file
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit

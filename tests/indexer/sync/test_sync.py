@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from indexer.backends.backend import IndexLockedError
-from indexer.backends.documents import read_file
 from indexer.backends.text_index import TextIndex
 from indexer.backends.vector_index import VectorIndex
+from indexer.sync.documents import read_file
 from indexer.sync.manifest import Manifest, index_dir
 from indexer.sync.manifest_schema import FileEntry
 from indexer.sync.syncer import Syncer

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from indexer.engine import Engine
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.writes.consolidation import consolidate
+from vault.writes.create import init_vault
 from vault.writes.episode_edit import edit_episode
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault

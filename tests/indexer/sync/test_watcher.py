@@ -215,7 +215,7 @@ def test_git_checkout_of_300_changed_files(vault, embedder, capsys):
 
 
 def vault_sha(path: Path) -> str:
-    from vault.writes.safewrite import content_hash
+    from vault.files.safewrite import content_hash
 
     return content_hash(path.read_bytes())
 

@@ -15,20 +15,20 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from indexer.backends.documents import role_of, scan_tree
 from indexer.engine import Engine
 from indexer.retrieval.search_query import SearchQuery
+from indexer.sync.documents import role_of, scan_tree
 from tests.helpers.paths import MEMVAULT as MEMVAULT_BIN
+from vault.errors import BadRequestError
+from vault.files import audit
 from vault.format.ids import EPISODE_ID_RULE
 from vault.format.model import Speaker
 from vault.health.check import check_vault
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.layout.layout import NOBOT, Layout, is_ignored
 from vault.layout.names import MAX_ID_CHARS, decode_name, encode_name, folder_id
-from vault.layout.store import BadRequestError
 from vault.transfer.exchange import import_payload
-from vault.writes import audit
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit

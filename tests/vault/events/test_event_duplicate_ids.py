@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from vault.errors import NotFoundError
 from vault.events import Actor, close_event, open_event, parse_event_types, update_event
-from vault.layout.create import init_vault
-from vault.layout.store import AmbiguousIdError, NotFoundError
+from vault.layout.store import AmbiguousIdError
+from vault.writes.create import init_vault
 from vault.writes.operations import Vault
 
 TYPES = parse_event_types(["appointment: a booked visit"])

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import git
+from vault.errors import BadRequestError
 from vault.events import Actor, close_event, open_event, parse_event_types, update_event
-from vault.layout.create import init_vault
+from vault.files import audit
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError
-from vault.writes import audit
+from vault.writes.create import init_vault
 from vault.writes.operations import Vault
 
 TYPES = parse_event_types(["order_issue: a problem with an order", "complaint"])

@@ -21,7 +21,7 @@ from vault.events import (
     update_event,
 )
 from vault.health.check import check_vault
-from vault.layout.create import init_vault
+from vault.writes.create import init_vault
 from vault.writes.operations import Vault
 
 TYPES = parse_event_types(["appointment: a booked visit", "order_issue: a problem with an order"])

@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import git
+from vault.errors import BadRequestError
 from vault.events import Actor, load_events, open_event, open_events, parse_event_types
-from vault.layout.create import init_vault
 from vault.layout.layout import classify
 from vault.layout.names import UnsafeNameError, encode_name
-from vault.layout.store import BadRequestError
+from vault.writes.create import init_vault
 from vault.writes.operations import Vault
 
 TYPES = parse_event_types(["appointment: a booked visit"])

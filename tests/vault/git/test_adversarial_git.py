@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli_run import run_main
-from vault.layout.create import init_vault
+from vault.writes.create import init_vault
 
 GIT = shutil.which("git")
 pytestmark = pytest.mark.skipif(GIT is None, reason="needs the git binary")

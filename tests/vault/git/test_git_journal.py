@@ -23,9 +23,9 @@ import pytest
 
 from tests.conftest import git
 from vault.git import gitplan, gitstate
-from vault.layout.create import init_vault
 from vault.layout.keys import ScopeId
 from vault.layout.layout import STATE_DIR
+from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
@@ -36,7 +36,7 @@ HAND = "---\nid: ep_20261101_hand01\n---\nwritten by hand in another chat\n"
 # after journaling it, so the SIGKILL lands between the intent and the write.
 STALLED_WRITE = r"""
 import sys, time
-from vault.writes import safewrite
+from vault.files import safewrite
 real = safewrite._write_temp
 def stall(target, data):
     if target.name.startswith("ep_"):

@@ -17,10 +17,10 @@ from console.context import ConsoleContext
 from tests.helpers.cli_run import memvault
 from tests.helpers.secret_scan import everywhere
 from vault.candidates import Candidate, write_candidates
+from vault.errors import BadRequestError
 from vault.events import Actor, EventType, open_event
 from vault.format.model import Speaker
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError
 from vault.transfer.exchange import import_payload
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault

@@ -18,12 +18,12 @@ from console.errors import ApiError
 from tests.conftest import git
 from tests.helpers.cli_run import memvault
 from tests.helpers.secret_scan import log_lines_holding, places_holding
+from vault.errors import BadRequestError
+from vault.files import audit
+from vault.git.secret_guard import SecretInFileError
 from vault.health.check import check_vault
 from vault.layout.keys import ScopeId
-from vault.layout.store import BadRequestError
-from vault.redaction.secret_guard import SecretInFileError
 from vault.transfer.exchange import import_payload
-from vault.writes import audit
 from vault.writes.episode_edit import edit_episode
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault

@@ -16,7 +16,7 @@ from memvault_plugin.vault_location import VaultLocation
 from console.api import dispatch
 from console.context import ConsoleContext, Notice
 from console.errors import ApiError
-from vault.redaction.redact_forms import redacted_name
+from vault.format.redact_forms import redacted_name
 
 log = logging.getLogger(__name__)
 

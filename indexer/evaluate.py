@@ -18,14 +18,14 @@ from indexer.backends.embeddings import Embedder
 from indexer.engine import Engine
 from indexer.retrieval.relevance import passes
 from indexer.retrieval.search import SearchRequest
+from vault.errors import BadRequestError
+from vault.files.safewrite import atomic_write
 from vault.format.episodes import render_episode
 from vault.format.jsonin import load_json
 from vault.format.model import Episode, Speaker
 from vault.format.yamlio import parse_datetime
 from vault.layout.keys import ScopeId
 from vault.layout.layout import Layout
-from vault.layout.store import BadRequestError
-from vault.writes.safewrite import atomic_write
 
 log = logging.getLogger(__name__)
 

@@ -6,9 +6,9 @@ import logging
 from pathlib import Path
 
 from templates import read_template
+from vault.files.safewrite import atomic_write
 from vault.git import gitlog
 from vault.layout.layout import STATE_DIR
-from vault.writes.safewrite import atomic_write
 
 log = logging.getLogger(__name__)
 

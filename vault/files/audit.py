@@ -9,8 +9,8 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from vault.files.regular import open_regular, read_regular
 from vault.format.jsonin import load_json
-from vault.layout.regular import open_regular, read_regular
 
 SUMMARY_MAX = 240
 
@@ -68,7 +68,7 @@ def line(entry: AuditEntry) -> bytes:
 def append(path: Path, entry: AuditEntry) -> None:
     """Append one line in a single write() so concurrent writers never interleave a line."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    # Never through a link, never blocking on a FIFO planted as audit.jsonl (vault.layout.regular).
+    # Never through a link, never blocking on a FIFO planted as audit.jsonl (vault.files.regular).
     fd = open_regular(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
     try:
         os.write(fd, line(entry))

@@ -21,9 +21,9 @@ from pathlib import Path
 from filelock import BaseFileLock
 
 from vault.errors import Conflict, Unavailable
-from vault.layout.regular import BINARY, read_regular
-from vault.writes import filelocks
-from vault.writes.tempfiles import temp_path
+from vault.files import filelocks
+from vault.files.regular import BINARY, read_regular
+from vault.files.tempfiles import temp_path
 
 log = logging.getLogger(__name__)
 
@@ -192,7 +192,7 @@ def rewrite(
     a save at the worst moment.
     """
     for _attempt in range(MAX_REWRITE_ATTEMPTS):
-        before = read_regular(target)  # a FIFO swapped in must not hang us (vault.layout.regular)
+        before = read_regular(target)  # a FIFO swapped in must not hang us (vault.files.regular)
         if expected_hash is not None and content_hash(before) != expected_hash:
             raise ConflictError(
                 f"{target} changed on disk since it was read: reload it and apply your change again"
@@ -257,7 +257,7 @@ def _link_back(aside: Path, target: Path) -> None:
 
 class VaultLock:
     """One MemVault writer at a time per vault, across processes (an OS lock, see
-    vault.writes.filelocks: a dead holder never leaves it stale) and threads.
+    vault.files.filelocks: a dead holder never leaves it stale) and threads.
 
     Re-entrant within a thread so an operation can call another (supersede inside remember).
     """
@@ -300,7 +300,7 @@ class VaultLock:
 
 
 # Shown the bytes of every write before they are written (an operation refuses bytes it must
-# never commit: vault.redaction.secret_guard.guarding). Its own hook, apart from the journal's.
+# never commit: vault.git.secret_guard.guarding). Its own hook, apart from the journal's.
 _inspector: ContextVar[Callable[[Path, bytes], None] | None] = ContextVar(
     "memvault_inspector", default=None
 )

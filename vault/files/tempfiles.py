@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from vault.writes.procs import pid_exists
+from vault.files.procs import pid_exists
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +52,7 @@ def temp_path(target: Path, kind: str = "") -> Path:
 def sweep_stale_temps(root: Path, *, locked: bool = False) -> list[Path]:
     """Remove (or put back) dead writers' temp files under `root`; returns what it handled.
 
-    `locked`: the caller holds the vault writer lock (vault.writes.safewrite.VaultLock).
+    `locked`: the caller holds the vault writer lock (vault.files.safewrite.VaultLock).
     """
     clock = time.time()
     memory = os.path.join(str(root), "bots") + os.sep

@@ -14,7 +14,7 @@ every clone), so such bytes are never committed:
   git-ignored, owner-only folder `.memvault/forgotten/`, instead of being committed.
 
 `guard_write` is shown every byte an operation is about to write (`guarding`, installed by
-vault.writes.operations.Vault.operation through vault.writes.safewrite.inspecting), so no write
+vault.writes.operations.Vault.operation through vault.files.safewrite.inspecting), so no write
 path can forget the rule; the operations
 also call `refuse_secret` up front, so a multi-file operation refuses before its first write.
 """
@@ -35,10 +35,10 @@ from dulwich.objects import Blob
 from dulwich.repo import Repo
 
 from vault.errors import BadInput
+from vault.files.safewrite import inspecting
 from vault.git import gitlog
 from vault.layout.layout import STATE_DIR
 from vault.redaction.redact import find_secrets
-from vault.writes.safewrite import inspecting
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +127,7 @@ def guard_write(rel: str, data: bytes) -> None:
 @contextmanager
 def guarding(root: Path, *, git: bool) -> Iterator[None]:
     """Within one operation: every write to a file that will be committed (not under
-    .memvault) passes guard_write first (vault.writes.safewrite.inspecting)."""
+    .memvault) passes guard_write first (vault.files.safewrite.inspecting)."""
     if not git:
         yield  # nothing is committed: nothing to refuse
         return

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import logging
 
-from vault.layout.store import BadRequestError
+from vault.errors import BadRequestError
+from vault.format.redact_forms import redact_name
 from vault.redaction.redact import Redaction, only_secret, redact, redact_slot
-from vault.redaction.redact_forms import redact_name
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ def scrub(text: str, what: str = "content") -> str:
 
 
 def scrub_all(items: tuple[str, ...] | list[str]) -> list[str]:
-    """Short texts (tags, list items) redacted as names (vault.redaction.redact_forms: also as they
+    """Short texts (tags, list items) redacted as names (vault.format.redact_forms: also as they
     are folded for matching), never refused: a tag is not a memory."""
     return [redact_name(item).text if isinstance(item, str) else item for item in items]
 
@@ -56,7 +56,7 @@ def scrub_profile_value(
     profile's name, redacted as a name, blind to case).
 
     The slot key becomes a YAML key, lower-cased (vault.format.profile_edit.normalise_key): it is
-    redacted as a name (vault.redaction.redact_forms), as written and as folded. A slot is judged
+    redacted as a name (vault.format.redact_forms), as written and as folded. A slot is judged
     whole (`wifi_password` + `hunter2`). `remove` without a slot key keeps its value as
     given: it has to match what the file holds (a person may have written a secret there
     by hand); its audit line is still redacted (Txn.record)."""

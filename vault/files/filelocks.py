@@ -35,7 +35,7 @@ from pathlib import Path
 
 import filelock
 
-from vault.layout.regular import is_regular_or_missing, not_regular, open_regular
+from vault.files.regular import is_regular_or_missing, not_regular, open_regular
 
 HOLDER_LIMIT = 512  # bytes of holder text read back: a planted huge file costs nothing
 # A status probe (is_held) holds a shared lock for microseconds; a writer waits this long

@@ -7,9 +7,9 @@ from pathlib import Path
 from filelock import BaseFileLock
 
 from indexer.backends.backend import IndexLockedError
-from indexer.sync.readonly import index_error
+from indexer.backends.readonly import index_error
+from vault.files import filelocks
 from vault.layout.readonly import is_read_only_error
-from vault.writes import filelocks
 
 LOCK_NAME = "writer.lock"
 MAX_CHUNK_ID = 2**63 - 1  # FAISS ids are int64: keep both backends on one id space
@@ -22,7 +22,7 @@ def check_chunk_id(chunk_id: int) -> int:
 
 
 class WriterLock:
-    """Exclusive, non-blocking OS lock on `<folder>/writer.lock` (vault.writes.filelocks), naming
+    """Exclusive, non-blocking OS lock on `<folder>/writer.lock` (vault.files.filelocks), naming
     its holder inside.
 
     The OS lock dies with its process, so a crashed writer never leaves a stale lock; the

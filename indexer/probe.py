@@ -17,10 +17,10 @@ from pathlib import Path
 
 from indexer.engine import Engine
 from indexer.retrieval.search_query import SearchQuery
+from vault.errors import NotFoundError
+from vault.format.findings import Check
 from vault.format.model import STATUSES
-from vault.health.findings import Check
 from vault.layout.keys import ScopeId
-from vault.layout.store import NotFoundError
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 

@@ -23,15 +23,15 @@ from indexer.backends.chunking import chunk_text
 from indexer.backends.records import ChunkDoc
 from indexer.sync.manifest_schema import FileEntry
 from indexer.sync.plan import DiskFile
+from vault.files.safewrite import content_hash
 from vault.format.episodes import parse_episode
 from vault.format.model import Episode, FormatError, Profile
 from vault.format.profiles import parse_profile
+from vault.format.redact_forms import episode_as_sent, redacted_name
 from vault.format.tags import tag_keys
 from vault.layout.layout import MEMORY_KINDS, STATE_DIR, FileRole, classify, is_ignored
 from vault.layout.links import first_link, read_vault_file
 from vault.redaction.redact import redact
-from vault.redaction.redact_forms import episode_as_sent, redacted_name
-from vault.writes.safewrite import content_hash
 
 log = logging.getLogger(__name__)
 
