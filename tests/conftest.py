@@ -83,7 +83,7 @@ def cli_tiny_embedder(monkeypatch: pytest.MonkeyPatch, tiny_embedder: TinyEmbedd
     return tiny_embedder
 
 
-BROWSER_FIXTURES = frozenset(("browser", "chromium"))  # tests/console/browser_pages.py, ...
+BROWSER_FIXTURES = frozenset(("browser", "chromium"))  # tests/console/browser/browser_pages.py, ...
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

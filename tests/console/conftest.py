@@ -84,7 +84,7 @@ def shared_ctx(
 def _seeded_template(tmp_path_factory: pytest.TempPathFactory) -> None:
     """The browser suite's seeded vault is made with the real `memvault` commands once per
     test process, in the session's tmp folder, and copied for each module (conftest_browser)."""
-    from tests.console import conftest_browser
+    from tests.console.browser import conftest_browser
 
     conftest_browser.TEMPLATE_DIR = tmp_path_factory.mktemp("seeded-template")
 
@@ -95,7 +95,7 @@ def chromium_browser() -> Iterator[object]:
     Package scope, not session: Playwright's sync API keeps an event loop running in this
     thread while the browser lives, and pytest-asyncio's tests elsewhere (tests/plugin)
     cannot start theirs beside it."""
-    from tests.console.person_view_browser import chromium
+    from tests.console.browser.person_view_browser import chromium
 
     with chromium() as launched:  # a missing browser or driver fails (never skips)
         yield launched

@@ -18,13 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.console.conftest_browser import (
-    BOT,
-    CHAT,
-    MEMVAULT,
-    Console,
-    build_vault,
-)
+from tests.console.browser.conftest_browser import BOT, CHAT, MEMVAULT, Console, build_vault
 
 OPENINGS = 8
 # `memvault console` as a host would run it: MemVault imported (the watcher's module), then

@@ -9,12 +9,12 @@ from collections.abc import Iterator
 import pytest
 
 from console.context import ConsoleContext
-from tests.console.browser_pages import checked_page, console_fixtures
+from tests.console.browser.browser_pages import checked_page, console_fixtures
+from tests.console.browser.conftest_browser import Console, Seeded, disk_text, screenshot
+from tests.console.browser.person_view_browser import Browser, Page, expect
+from tests.console.browser.test_browser import card, select_chat
 from tests.console.conftest import A, scope_body
-from tests.console.conftest_browser import Console, Seeded, disk_text, screenshot
-from tests.console.person_view_browser import Browser, Page, expect
 from tests.console.test_api import call, error
-from tests.console.test_browser import card, select_chat
 
 
 def test_create_keeps_speaker_and_importance(ctx: ConsoleContext) -> None:

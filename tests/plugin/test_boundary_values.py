@@ -16,8 +16,8 @@ from console.context import ConsoleContext
 from indexer.engine import Engine
 from indexer.retrieval.search_query import SearchQuery
 from memvault_cli.main import LAYERS, build_parser
-from tests.plugin.test_command import chat, command, say
-from tests.plugin.test_tools import call, scope
+from tests.plugin.commands.test_command import chat, command, say
+from tests.plugin.tools.test_tools import call, scope
 from vault.cli.commands import remember_from_args
 from vault.layout.keys import ScopeId
 from vault.writes.create import init_vault

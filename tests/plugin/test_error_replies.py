@@ -148,7 +148,7 @@ async def test_a_kb_upload_fails_with_the_message_of_any_memvault_error(plugin, 
     from langbot_plugin.api.entities.builtin.rag.enums import DocumentStatus
     from memvault_plugin import kb_upload
 
-    from tests.plugin.test_knowledge_engine import engine_for, upload
+    from tests.plugin.knowledge.test_knowledge_engine import engine_for, upload
 
     plug, host = plugin
     exc = make(cls, MESSAGE)

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from tests.plugin.commands.test_command import chat, command, remember, say
 from tests.plugin.fakehost import started_plugin
-from tests.plugin.test_command import chat, command, remember, say
-from tests.plugin.test_tools import call
+from tests.plugin.tools.test_tools import call
 
 KB = "kb-memvault"
 

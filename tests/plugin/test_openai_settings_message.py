@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.plugin.commands.test_command import command, say
 from tests.plugin.fakehost import started_plugin
-from tests.plugin.test_command import command, say
 
 CASES = [
     ({}, "openai_url, openai_model, openai_dim are not set"),

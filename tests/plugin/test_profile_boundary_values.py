@@ -14,7 +14,7 @@ import pytest
 from console.api import dispatch
 from console.context import ConsoleContext
 from memvault_cli.main import LAYERS, build_parser
-from tests.plugin.test_tools import call, scope
+from tests.plugin.tools.test_tools import call, scope
 from vault.cli.commands import cmd_profile
 from vault.layout.keys import ScopeId
 from vault.writes.create import init_vault

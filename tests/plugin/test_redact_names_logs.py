@@ -11,10 +11,10 @@ import logging
 import pytest
 
 from tests.helpers.secret_scan import everywhere
-from tests.plugin.test_injector import injected
-from tests.plugin.test_knowledge_engine import engine_for, upload
-from tests.plugin.test_memory_once_per_turn import injector_turn
-from tests.plugin.test_tools import KB, call, scope
+from tests.plugin.injection.test_injector import injected
+from tests.plugin.injection.test_memory_once_per_turn import injector_turn
+from tests.plugin.knowledge.test_knowledge_engine import engine_for, upload
+from tests.plugin.tools.test_tools import KB, call, scope
 from vault.writes.new_episode import NewEpisode
 from vault.writes.snapshots import flush
 

@@ -6,8 +6,8 @@ after the sender (sender_name) and never renames one that has a name."""
 from __future__ import annotations
 
 from tests.conftest import git
-from tests.plugin.test_command import chat, command, remember, say
-from tests.plugin.test_tools import call
+from tests.plugin.commands.test_command import chat, command, remember, say
+from tests.plugin.tools.test_tools import call
 from vault.files import audit
 
 KB = "kb-memvault"

@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from memvault_plugin import vault_location as vl
 
 from tests.helpers.paths import REPO
+from tests.plugin.commands.test_command import command, say
 from tests.plugin.fakehost import FakeHost
-from tests.plugin.test_command import command, say
 from tests.plugin.test_console_page import api
 from vault.layout.keys import ScopeId
 from vault.writes.new_episode import NewEpisode
