@@ -31,10 +31,10 @@ def recorded() -> tuple[set[str], set[str]]:
             for operation, target in RECORD.findall(path.read_text("utf-8")):
                 operations |= {operation} - {""}
                 targets |= {target} - {""}
-    # vault.writes.operations: verb = {"superseded": "supersede", "archived": "archive",
+    # vault.writes.core (VaultCore): verb = {"superseded": "supersede", "archived": "archive",
     # ...}[status]
     (table,) = re.findall(
-        r"verb = (\{[^}]*\})", (REPO / "vault/writes/operations.py").read_text("utf-8")
+        r"verb = (\{[^}]*\})", (REPO / "vault/writes/core.py").read_text("utf-8")
     )
     operations |= set(re.findall(r':\s*"(\w+)"', table))
     return operations, targets

@@ -16,13 +16,14 @@ WORKER = textwrap.dedent(
     from pathlib import Path
     from vault.layout.keys import ScopeId
     from vault.format.model import Speaker
+    from vault.writes.new_episode import NewEpisode
     from vault.writes.operations import Vault
 
     root, name, count = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     vault = Vault(root)
     scope = ScopeId("bot-1", "group_123")
     for i in range(count):
-        vault.remember(scope, f"{name} memory {i} 记忆", speaker=Speaker(name), tags=[name])
+        vault.remember(NewEpisode(scope, f"{name} memory {i} 记忆", speaker=Speaker(name), tags=[name]))
     """
 )
 
