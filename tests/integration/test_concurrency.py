@@ -23,7 +23,8 @@ WORKER = textwrap.dedent(
     vault = Vault(root)
     scope = ScopeId("bot-1", "group_123")
     for i in range(count):
-        vault.remember(NewEpisode(scope, f"{name} memory {i} 记忆", speaker=Speaker(name), tags=[name]))
+        text = f"{name} memory {i} 记忆"
+        vault.remember(NewEpisode(scope, text, speaker=Speaker(name), tags=[name]))
     """
 )
 
