@@ -33,9 +33,7 @@ def recorded() -> tuple[set[str], set[str]]:
                 targets |= {target} - {""}
     # vault.writes.core (VaultCore): verb = {"superseded": "supersede", "archived": "archive",
     # ...}[status]
-    (table,) = re.findall(
-        r"verb = (\{[^}]*\})", (REPO / "vault/writes/core.py").read_text("utf-8")
-    )
+    (table,) = re.findall(r"verb = (\{[^}]*\})", (REPO / "vault/writes/core.py").read_text("utf-8"))
     operations |= set(re.findall(r':\s*"(\w+)"', table))
     return operations, targets
 
