@@ -98,7 +98,12 @@ def test_explain_shows_fusion_as_fusion_and_relevance_only_for_the_absolute_one(
         item = truth[RESULT_LINE.match(head)[2]]
         parts = item["explain"]
         (score_line,) = [line.strip() for line in rest if line.strip().startswith("score ")]
-        assert score_line.startswith(f"score {item['score']:.3f} = fusion={parts['relevance']:.3f}")
+        # Two separate runs: the recency factor moves a little between them, so the score
+        # agrees to the rounding of the last digit; the labels must be exactly these.
+        shown = re.match(r"score (\d+\.\d{3}) = fusion=(\d+\.\d{3}) ", score_line)
+        assert shown, score_line
+        assert abs(float(shown[1]) - item["score"]) <= 0.0015, score_line
+        assert abs(float(shown[2]) - parts["relevance"]) <= 0.0015, score_line
         value = f"{parts['absolute']['value']:.3f}"
         assert set(SHOWN_RELEVANCE.findall(block)) == {value}, block
 
