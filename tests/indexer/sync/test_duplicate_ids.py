@@ -8,8 +8,6 @@ written by hand) commits those bytes first, so deleting never loses a person's w
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -23,7 +21,8 @@ from indexer.engine import Engine
 from indexer.retrieval.search_query import SearchQuery
 from indexer.supersede import near_duplicates, supersede_on_correction
 from tests.conftest import git
-from tests.helpers.paths import MEMVAULT as MEMVAULT_BIN
+from tests.helpers.cli_run import Ran
+from tests.helpers.cli_run import memvault as run_cli
 from vault.health.check import check_vault
 from vault.layout.keys import ScopeId
 from vault.layout.store import AmbiguousIdError
@@ -32,16 +31,13 @@ from vault.writes.episode_edit import edit_episode
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 
-MEMVAULT = MEMVAULT_BIN
 SCOPE = ScopeId("bot-1", "group_123")
 ARGS = ("--bot", "bot-1", "--session", "group_123")
 
 
-def memvault(root: Path, *args: str, code: int) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MEMVAULT_VAULT": str(root)}
-    proc = subprocess.run([MEMVAULT, *args], capture_output=True, text=True, env=env, timeout=180)
-    assert proc.returncode == code, (proc.stdout, proc.stderr)
-    return proc
+def memvault(root: Path, *args: str, code: int) -> Ran:
+    """`memvault ARGS` on the vault at `root`, in-process (tests/helpers/cli_run.py)."""
+    return run_cli(*args, env_vault=root, code=code)
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -27,6 +26,7 @@ from hypothesis import strategies as st
 
 from indexer.cli.show import status_json
 from indexer.engine import Engine
+from tests.helpers.cli_run import Ran, memvault
 from tests.indexer.sync.test_readonly_vault import Tmpfs
 from vault.health.check import check_vault
 from vault.layout.keys import ScopeId
@@ -40,12 +40,10 @@ BROKEN = b"---\nid: broken_1\ntags: [unclosed\n---\nbody\n"
 FIX = "memvault reindex --keep"
 
 
-def run(root: Path, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MEMVAULT_VAULT": str(root)}
-    proc = subprocess.run([MEMVAULT, *args], capture_output=True, text=True, env=env, timeout=180)
-    assert proc.returncode == code, (args, proc.returncode, proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc
+def run(root: Path, *args: str, code: int = 0) -> Ran:
+    """`memvault ARGS` on the vault at `root`, in-process (tests/helpers/cli_run.py); the
+    writers it is compared with (`memvault watch`) stay real processes."""
+    return memvault(*args, env_vault=root, code=code)
 
 
 def make_vault(root: Path, texts: list[str]) -> list[Path]:

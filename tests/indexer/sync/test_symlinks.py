@@ -8,9 +8,7 @@ path refuse it; the vault root itself may be a link.
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +22,7 @@ from indexer.engine import Engine
 from indexer.health import files_check
 from indexer.retrieval.search_query import SearchQuery
 from indexer.sync.documents import read_file
-from tests.helpers.paths import MEMVAULT as MEMVAULT_BIN
+from tests.helpers.cli_run import memvault
 from vault.health.check import check_vault
 from vault.layout.keys import ScopeId
 from vault.layout.links import VaultLinkError, read_vault_file
@@ -34,7 +32,6 @@ from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit
 
-MEMVAULT = MEMVAULT_BIN
 SECRET = "quokkazephyr"  # one word, in no real memory: a hit can only come through a link
 REAL = "bots/b1/sessions/group_1/episodes/2026/11/ep_real.md"
 FIX = "replace the link with the file itself"
@@ -159,12 +156,8 @@ def test_links_inside_the_vault_are_not_followed_either(root, embedder):
 
 def test_check_and_status_exit_1_naming_the_link(root, tmp_path):
     plant(root, tmp_path / "outside", CASES[0])
-    env = {**os.environ, "MEMVAULT_VAULT": str(root)}
     for command in ("check", "status"):
-        proc = subprocess.run(
-            [MEMVAULT, command], capture_output=True, text=True, env=env, timeout=60
-        )
-        assert proc.returncode == 1, (command, proc.stdout, proc.stderr)
+        proc = memvault(command, env_vault=root, code=1)
         assert f"{CASES[0].link}:1: symbolic link" in proc.stdout and FIX in proc.stdout
         assert SECRET not in proc.stdout + proc.stderr
 

@@ -6,8 +6,6 @@ is then found by list, show ID, check, and the sync's own file walk in the right
 
 from __future__ import annotations
 
-import os
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -18,7 +16,7 @@ from hypothesis import strategies as st
 from indexer.engine import Engine
 from indexer.retrieval.search_query import SearchQuery
 from indexer.sync.documents import role_of, scan_tree
-from tests.helpers.paths import MEMVAULT as MEMVAULT_BIN
+from tests.helpers.cli_run import Ran, memvault
 from vault.errors import BadRequestError
 from vault.files import audit
 from vault.format.ids import EPISODE_ID_RULE
@@ -33,7 +31,6 @@ from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit
 
-MEMVAULT = MEMVAULT_BIN
 BAD_INPUT = (BadRequestError, ValueError)  # UnsafeNameError and ScopeId's are ValueErrors
 PIECES = [
     " ", "  ", "\t", "\n", ".", "..", "~", ".swp", ".tmp", ".SWP", "%", "%2E", "%7E", "%h",
@@ -288,11 +285,9 @@ def test_ignored_looking_ids_are_indexed_and_searchable(tmp_path, bot, session, 
     _assert_found(vault, scope, ep.id)
 
 
-def run(*args: str, vault: Path, code: int) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "MEMVAULT_VAULT": str(vault)}
-    proc = subprocess.run([MEMVAULT, *args], capture_output=True, text=True, env=env, timeout=120)
-    assert proc.returncode == code, (proc.stdout, proc.stderr)
-    return proc
+def run(*args: str, vault: Path, code: int) -> Ran:
+    """`memvault ARGS` on the vault, in-process (tests/helpers/cli_run.py)."""
+    return memvault(*args, env_vault=vault, code=code)
 
 
 def test_cli_blank_speaker_is_refused_and_writes_nothing(tmp_path):
