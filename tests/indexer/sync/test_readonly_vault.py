@@ -34,6 +34,7 @@ from indexer.backends.text_index import TextIndex
 from indexer.engine import Engine
 from indexer.retrieval.search_query import SearchQuery
 from indexer.sync.manifest import Manifest, index_dir
+from tests.helpers.cli_run import run_main
 from vault.layout.keys import ScopeId
 from vault.layout.readonly import READ_ONLY_ERRNOS, ReadOnlyVaultError, explain_write_error
 from vault.writes.new_episode import NewEpisode
@@ -47,6 +48,10 @@ KEY = "The spare key is under the blue flowerpot"
 
 
 def run(*args: str, vault: Path, env: dict[str, str] | None = None, prefix: tuple[str, ...] = ()):
+    """`memvault ARGS --vault VAULT`: in-process (tests/helpers/cli_run.py) unless `prefix`
+    runs it as another user (setpriv: a process of its own, without root's capabilities)."""
+    if not prefix:
+        return run_main(*args, "--vault", str(vault), env=env, input=b"")
     return subprocess.run(
         [*prefix, MEMVAULT, *args, "--vault", str(vault)],
         capture_output=True,
