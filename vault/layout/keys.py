@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from vault.errors import BadInput
+from vault.errors import BadInput, BadRequestError
 from vault.layout.names import percent_encode
 
 Isolation = Literal["session", "bot"]
@@ -106,3 +106,13 @@ class ScopeId:
 
     def label(self) -> str:
         return f"{self.session_key} ({self.isolation})"
+
+
+def checked_scope(value: object) -> ScopeId:
+    """`value` when it is a ScopeId; else the refusal every request value gives."""
+    if not isinstance(value, ScopeId):
+        raise BadRequestError(
+            f"scope must be a ScopeId (got {type(value).__name__}): build it with "
+            "ScopeId(bot, session)"
+        )
+    return value

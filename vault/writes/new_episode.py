@@ -17,7 +17,7 @@ from vault.errors import BadRequestError
 from vault.format.durations import parse_duration
 from vault.format.episodes import normalise_body
 from vault.format.model import CATEGORIES, PRIORITIES, SOURCES, Speaker
-from vault.layout.keys import ScopeId
+from vault.layout.keys import ScopeId, checked_scope
 from vault.layout.store import check_episode_id, check_speaker_id
 
 
@@ -46,11 +46,7 @@ class NewEpisode:
     verified: bool | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.scope, ScopeId):
-            raise BadRequestError(
-                f"scope must be a ScopeId (got {type(self.scope).__name__}): build it with "
-                "ScopeId(bot, session)"
-            )
+        checked_scope(self.scope)
         body = normalise_body(self.text or "")  # as the parser reads a body back
         if not body:
             raise BadRequestError("content is empty: say what to remember")

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from vault.errors import BadRequestError
 from vault.format.profile_edit import check_edit
-from vault.layout.keys import ScopeId
+from vault.layout.keys import ScopeId, checked_scope
 from vault.layout.store import check_speaker_id
 
 NAME_MAX = 100  # a display name a chat platform sends may be anything: one line, this long
@@ -46,11 +46,7 @@ class ProfileEdit:
     speaker_name: str | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.scope, ScopeId):
-            raise BadRequestError(
-                f"scope must be a ScopeId (got {type(self.scope).__name__}): build it with "
-                "ScopeId(bot, session)"
-            )
+        checked_scope(self.scope)
         value = _text("value", self.value).strip()  # as apply_edit reads it
         fact_key = self.fact_key
         if fact_key is not None:  # as the plugin's tool always sent it: one line
