@@ -5,6 +5,7 @@ LangBot."""
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -54,23 +55,13 @@ def public_modules(package: Path) -> set[str]:
     raise AssertionError(f"{package}/__init__.py lists no __all__")
 
 
-def reached_modules(path: Path, dotted: str) -> set[str]:
-    """The modules of package `dotted` that `path` imports (by module or by name)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            if node.module == dotted:
-                found |= {a.name for a in node.names}
-            elif node.module.startswith(dotted + "."):
-                found.add(node.module[len(dotted) + 1 :].split(".")[0])
-        elif isinstance(node, ast.Import):
-            found |= {
-                a.name[len(dotted) + 1 :].split(".")[0]
-                for a in node.names
-                if a.name.startswith(dotted + ".")
-            }
-    return found
+@functools.cache
+def house_imports() -> tuple[dict[str, set[str]], dict[str, Path]]:
+    """The import graph of the house (tests/helpers/import_graph.py) and each module's file,
+    read once for every parametrised check here."""
+    from tests.helpers.import_graph import import_graph, module_files
+
+    return import_graph(REPO), module_files(REPO)
 
 
 @pytest.mark.parametrize("package", SUBPACKAGES, ids=lambda p: p.relative_to(REPO).as_posix())
@@ -83,12 +74,17 @@ def test_other_packages_reach_only_what_a_subpackage_lists_in_all(package):
     facade = any(isinstance(node, ast.ImportFrom | ast.Import) for node in init.body)
     if not facade:  # a plain package lists modules; a facade (vault.events) lists names
         assert public <= modules, f"{dotted}.__all__ names no such module: {public - modules}"
-    offenders = {
-        str(path.relative_to(REPO)): sorted((reached_modules(path, dotted) & modules) - public)
-        for top in PRODUCTION
-        for path in sorted((REPO / top).rglob("*.py"))
-        if package not in path.parents and (reached_modules(path, dotted) & modules) - public
-    }
+    graph, files = house_imports()
+    offenders: dict[str, list[str]] = {}
+    for source, targets in graph.items():
+        path = files[source]
+        if path.relative_to(REPO).parts[0] not in PRODUCTION or package in path.parents:
+            continue
+        reached = {
+            t[len(dotted) + 1 :].split(".")[0] for t in targets if t.startswith(dotted + ".")
+        }
+        if (reached & modules) - public:
+            offenders[str(path.relative_to(REPO))] = sorted((reached & modules) - public)
     assert offenders == {}, f"list them in {dotted}.__all__ or import what it lists"
 
 
@@ -108,8 +104,6 @@ SUBPACKAGE_ORDER = {
 
 @pytest.mark.parametrize("top", sorted(SUBPACKAGE_ORDER))
 def test_subpackages_import_only_those_below_them(top):
-    from tests.helpers.import_graph import import_graph
-
     order = SUBPACKAGE_ORDER[top]
     parts = {p.stem for p in (REPO / top).iterdir() if p.suffix == ".py" or p.is_dir()}
     parts -= {"__init__", "__pycache__"}
@@ -117,7 +111,7 @@ def test_subpackages_import_only_those_below_them(top):
     rank = {name: i for i, name in enumerate(order)}
     upward = sorted(
         f"{src} -> {dst}"
-        for src, targets in import_graph(REPO).items()
+        for src, targets in house_imports()[0].items()
         if src.startswith(top + ".")
         for dst in targets
         if dst.startswith(top + ".") and rank[dst.split(".")[1]] > rank[src.split(".")[1]]
