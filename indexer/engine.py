@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from indexer.backends.backend import IndexLockedError, IndexMismatchError
+from indexer.backends.backend import IndexLockedError, IndexMismatchError, SearchBackend
 from indexer.backends.calibration import calibrate
 from indexer.backends.embed_cache import CachedEmbedder
 from indexer.backends.embeddings import Embedder, default_embedder
@@ -21,7 +21,7 @@ from indexer.backends.providers import embedder_from_settings
 from indexer.backends.readonly import index_error
 from indexer.backends.records import ChunkDoc
 from indexer.backends.text_index import TextIndex
-from indexer.backends.vector_index import VectorIndex
+from indexer.backends.vector_open import VectorOpener
 from indexer.retrieval.filters import Filters, allowed_chunks
 from indexer.retrieval.ranking import RANK_VERSION, RankWeights
 from indexer.retrieval.relevance import VectorScale
@@ -50,14 +50,16 @@ class Engine:
         root: Path,
         embedder: CachedEmbedder,
         text: TextIndex,
-        vector: VectorIndex,
+        vector: SearchBackend,
         manifest: Manifest,
         syncer: Syncer | None,
+        opener: VectorOpener | None = None,
     ) -> None:
         self.root = root
         self.embedder = embedder
         self.text = text
         self.vector = vector
+        self.opener = opener
         self.manifest = manifest
         self.syncer = syncer
         self.watcher: VaultWatcher | None = None
@@ -74,11 +76,13 @@ class Engine:
         writer: bool = True,
         cache_path: Path | None = None,
         rebuild: bool = True,
+        vectors: VectorOpener | None = None,
     ) -> Engine:
         """Open (or create) the indexes. If the vault was indexed with another embedding
         model that can still run here (the embedded default), that model keeps answering
         while the new one's vectors are built in the background (`rebuild`; False: not
-        started, for a command that must not wait for it on close, e.g. a search)."""
+        started, for a command that must not wait for it on close, e.g. a search). `vectors`
+        opens the vector backend (indexer.backends.vector_open; default: local FAISS)."""
         root = Path(root)
         folder = index_dir(root)
         if can_write(folder):
@@ -106,13 +110,13 @@ class Engine:
                     f"the index was built with {stored}, not {cached.identity.key}: set "
                     "MEMVAULT_EMBEDDING to that provider, or let the index writer rebuild it"
                 )
-        if writer and stored not in (None, active.identity.key):
+        if writer and stored not in (None, active.identity.key) and vectors is None:
             # Vectors of a model that cannot run here are no use: re-embed with the new one.
             shutil.rmtree(vectors_dir(folder, stored), ignore_errors=True)
-        opened: list[TextIndex | VectorIndex] = []
+        opened: list[TextIndex | SearchBackend] = []
         try:
             opened.append(_open_text(folder / "text", writer))
-            opened.append(open_vectors(folder, active, writer=writer))
+            opened.append((vectors or open_vectors)(folder, active, writer=writer))
             text, vector = opened  # type: ignore[misc]
             syncer = None
             if writer:
@@ -125,7 +129,7 @@ class Engine:
             manifest.close()
             cached.close()
             raise
-        engine = cls(root, active, text, vector, manifest, syncer)
+        engine = cls(root, active, text, vector, manifest, syncer, vectors)
         if writer and active is not cached and rebuild:
             engine.start_rebuild(cached)
         elif active is not cached:
@@ -137,12 +141,12 @@ class Engine:
     def start_rebuild(self, new: CachedEmbedder) -> VectorRebuild:
         assert self.syncer is not None
 
-        def swap(index: VectorIndex, embedder: CachedEmbedder) -> None:
+        def swap(index: SearchBackend, embedder: CachedEmbedder) -> None:
             old = self.embedder
             self.vector, self.embedder = index, embedder
             old.close()
 
-        self.rebuild = VectorRebuild(self.syncer, index_dir(self.root), new, swap)
+        self.rebuild = VectorRebuild(self.syncer, index_dir(self.root), new, swap, self.opener)
         log.warning(
             "vectors=rebuild from=%s to=%s reason=provider_changed",
             self.embedder.identity.key,

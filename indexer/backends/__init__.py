@@ -20,4 +20,5 @@ __all__ = [
     "text_index",
     "tokenize",
     "vector_index",
+    "vector_open",
 ]

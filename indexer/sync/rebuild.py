@@ -15,9 +15,11 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from indexer.backends.backend import SearchBackend
 from indexer.backends.embed_cache import CachedEmbedder
 from indexer.backends.records import ChunkDoc
 from indexer.backends.vector_index import VectorIndex
+from indexer.backends.vector_open import VectorOpener
 from indexer.sync.syncer import Syncer
 
 log = logging.getLogger(__name__)
@@ -54,13 +56,15 @@ class VectorRebuild(threading.Thread):
         syncer: Syncer,
         index_folder: Path,
         new: CachedEmbedder,
-        on_swap: Callable[[VectorIndex, CachedEmbedder], None],
+        on_swap: Callable[[SearchBackend, CachedEmbedder], None],
+        opener: VectorOpener | None = None,
     ) -> None:
         super().__init__(name="memvault-vector-rebuild", daemon=True)
         self.syncer = syncer
         self.index_folder = index_folder
         self.new = new
         self.on_swap = on_swap
+        self.opener: VectorOpener = opener or open_vectors
         self.done = 0
         self.total = 0
         self.error: BaseException | None = None
@@ -76,7 +80,7 @@ class VectorRebuild(threading.Thread):
             self.finished.set()
 
     def _build(self) -> None:
-        target = open_vectors(self.index_folder, self.new, writer=True)
+        target = self.opener(self.index_folder, self.new, writer=True)
         sent: dict[int, tuple[object, ...]] = {}
         docs = self.syncer.manifest.all_docs()
         self.total = len(docs)
@@ -98,8 +102,9 @@ class VectorRebuild(threading.Thread):
             self.syncer.manifest.set_embedding_identity(self.new.identity.key)
             self.on_swap(target, self.new)
         old_folder = old.folder if isinstance(old, VectorIndex) else None
+        new_folder = target.folder if isinstance(target, VectorIndex) else None
         old.close()
-        if old_folder is not None and old_folder != target.folder:
+        if old_folder is not None and old_folder != new_folder:
             shutil.rmtree(old_folder, ignore_errors=True)
         log.info(
             "vectors=rebuild_swapped identity=%s chunks=%d", self.new.identity.key, len(current)
