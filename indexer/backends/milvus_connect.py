@@ -1,0 +1,68 @@
+"""Opening a Milvus client for a vault's `index:` setting.
+
+A server that is down, a Lite file open in another process, or pymilvus not installed is
+an Unavailable error (vault.errors) naming the URI and what to do, never a raw gRPC trace.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+from vault.errors import Unavailable
+from vault.layout.index_setting import ENV, SETTINGS_NAME, TOKEN_ENV, IndexChoice
+
+log = logging.getLogger(__name__)
+
+MilvusTarget = IndexChoice
+
+
+def _not_mvcc_note(record: logging.LogRecord) -> bool:
+    return "mvccTs" not in record.getMessage()
+
+
+# Milvus Lite answers a query iterator without an MVCC timestamp and pymilvus warns about it on
+# every ids(); the client-side timestamp it falls back to is what Strong consistency wants.
+logging.getLogger("pymilvus.orm.iterator").addFilter(_not_mvcc_note)
+CONNECT_S = 5.0  # a server that answers at all answers in well under this
+
+
+class MilvusUnavailableError(Unavailable, ConnectionError):
+    """The Milvus index named by the vault's settings cannot be reached or opened."""
+
+
+def _todo(target: MilvusTarget) -> str:
+    where = ENV if target.source == ENV else f"`index:` in {SETTINGS_NAME}"
+    return f"(set by {where}; `memvault init --index local` goes back to the local index)"
+
+
+def connect(target: MilvusTarget) -> Any:
+    """A pymilvus MilvusClient for `target`, or MilvusUnavailableError saying what to do."""
+    try:
+        from pymilvus import MilvusClient
+        from pymilvus.exceptions import MilvusException
+    except ImportError as exc:
+        raise MilvusUnavailableError(
+            f"the index {target.shown} needs pymilvus: pip install 'memvault[milvus]' "
+            f"{_todo(target)}"
+        ) from exc
+    token = os.environ.get(TOKEN_ENV, "")
+    if target.kind == "lite":
+        Path(target.address).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        client = MilvusClient(uri=target.address, token=token, timeout=CONNECT_S)
+        client.list_collections()  # a server that is down fails here, not at the first search
+    except (MilvusException, OSError) as exc:
+        if target.kind == "lite":
+            raise MilvusUnavailableError(
+                f"cannot open the Milvus Lite file {target.address} ({exc}): it is opened by "
+                "one process at a time; stop the other one (a `memvault watch`, the plugin), or "
+                f"run a Milvus server and use milvus://HOST:19530 {_todo(target)}"
+            ) from exc
+        raise MilvusUnavailableError(
+            f"cannot reach the Milvus index at {target.shown} ({exc}): start that Milvus "
+            f"server or check its address{' and ' + TOKEN_ENV if token else ''} {_todo(target)}"
+        ) from exc
+    return client
