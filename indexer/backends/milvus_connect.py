@@ -1,4 +1,5 @@
-"""Opening a Milvus client for a vault's `index:` setting.
+"""Opening a Milvus client for a vault's `index:` setting; the collection's name and this
+node's id (indexer.backends.milvus_index says why rows are keyed by node).
 
 A server that is down, a Lite file open in another process, or pymilvus not installed is
 an Unavailable error (vault.errors) naming the URI and what to do, never a raw gRPC trace.
@@ -6,12 +7,16 @@ an Unavailable error (vault.errors) naming the URI and what to do, never a raw g
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
+import secrets
 from pathlib import Path
 from typing import Any
 
+from indexer.backends.backend import IndexMismatchError, IndexMissingError
 from vault.errors import Unavailable
+from vault.files.safewrite import atomic_write
 from vault.layout.index_setting import ENV, SETTINGS_NAME, TOKEN_ENV, IndexChoice
 
 log = logging.getLogger(__name__)
@@ -26,6 +31,7 @@ def _not_mvcc_note(record: logging.LogRecord) -> bool:
 # Milvus Lite answers a query iterator without an MVCC timestamp and pymilvus warns about it on
 # every ids(); the client-side timestamp it falls back to is what Strong consistency wants.
 logging.getLogger("pymilvus.orm.iterator").addFilter(_not_mvcc_note)
+NODE_NAME = "node"
 CONNECT_S = 5.0  # a server that answers at all answers in well under this
 
 
@@ -66,3 +72,22 @@ def connect(target: MilvusTarget) -> Any:
             f"server or check its address{' and ' + TOKEN_ENV if token else ''} {_todo(target)}"
         ) from exc
     return client
+
+
+def collection_name(identity: str, dim: int) -> str:
+    return f"memvault_{hashlib.sha1(identity.encode('utf-8')).hexdigest()[:12]}_{dim}"
+
+
+def node_id(folder: Path, *, writer: bool) -> str:
+    """This instance's id in the shared collection (made once by a writer)."""
+    path = folder / NODE_NAME
+    if path.is_file():
+        text = path.read_text(encoding="ascii").strip()
+        if len(text) == 32 and all(c in "0123456789abcdef" for c in text):
+            return text
+        raise IndexMismatchError(f"{path} is not a node id: delete it and run `memvault reindex`")
+    if not writer:
+        raise IndexMissingError(f"no Milvus index for this vault yet ({path}): open it as writer")
+    node = secrets.token_hex(16)
+    atomic_write(path, (node + "\n").encode("ascii"))
+    return node

@@ -34,9 +34,7 @@ them leaves deletions applied and additions not, which the next sync re-sends.
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import secrets
 import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
@@ -51,9 +49,8 @@ from indexer.backends.backend import (
     scope_keys,
 )
 from indexer.backends.locks import WriterLock, check_chunk_id
-from indexer.backends.milvus_connect import MilvusTarget, connect
+from indexer.backends.milvus_connect import MilvusTarget, collection_name, connect, node_id
 from indexer.backends.records import ChunkDoc, Hit
-from vault.files.safewrite import atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +61,6 @@ MAX_QUERY_CHARS = 2000  # as the FAISS backend: long pastes say nothing more to 
 MAX_TOPK = 16384  # Milvus' limit on topk and on a query page
 MAX_KEY_BYTES = 8192  # hex doubles it: the VARCHAR field holds 16384
 BATCH = 1000  # rows a request: well under gRPC's message limit at 1024 dims
-NODE_NAME = "node"
 
 
 def hexed(value: str) -> str:
@@ -73,25 +69,6 @@ def hexed(value: str) -> str:
 
 def _quoted(values: Iterable[str]) -> str:
     return "[" + ", ".join(f'"{hexed(v)}"' for v in values) + "]"
-
-
-def collection_name(identity: str, dim: int) -> str:
-    return f"memvault_{hashlib.sha1(identity.encode('utf-8')).hexdigest()[:12]}_{dim}"
-
-
-def node_id(folder: Path, *, writer: bool) -> str:
-    """This instance's id in the shared collection (made once by a writer)."""
-    path = folder / NODE_NAME
-    if path.is_file():
-        text = path.read_text(encoding="ascii").strip()
-        if len(text) == 32 and all(c in "0123456789abcdef" for c in text):
-            return text
-        raise IndexMismatchError(f"{path} is not a node id: delete it and run `memvault reindex`")
-    if not writer:
-        raise IndexMissingError(f"no Milvus index for this vault yet ({path}): open it as writer")
-    node = secrets.token_hex(16)
-    atomic_write(path, (node + "\n").encode("ascii"))
-    return node
 
 
 class MilvusVectors:
@@ -140,8 +117,8 @@ class MilvusVectors:
             if lock is not None:
                 lock.release()
             raise
-        what = "event=vector_index_open backend=milvus uri=%s collection=%s writer=%s node=%s"
-        log.info(what, target.shown, name, writer, node)
+        log.info("event=vector_index_open backend=milvus uri=%s collection=%s writer=%s node=%s",
+                 target.shown, name, writer, node)  # fmt: skip
         return self
 
     def _ensure_collection(self, identity: str, writer: bool) -> None:
@@ -202,9 +179,8 @@ class MilvusVectors:
         self._require_writer()
         latest = {check_chunk_id(d.chunk_id): d for d in docs}  # last one wins
         for d in latest.values():
-            for value in (d.index_key, d.status, d.kind):
-                if len(value.encode("utf-8")) > (MAX_KEY_BYTES if value is d.index_key else 256):
-                    raise ValueError(f"chunk {d.chunk_id}: a scope, status or kind is too long")
+            if len(d.index_key.encode()) > MAX_KEY_BYTES or max(len(d.status), len(d.kind)) > 64:
+                raise ValueError(f"chunk {d.chunk_id}: its scope, status or kind is too long")
         if not latest:
             return
         vecs = self._checked(self._embed_fn([d.text for d in latest.values()]), len(latest))

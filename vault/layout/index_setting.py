@@ -58,6 +58,10 @@ class IndexChoice:
         return parts._replace(netloc=netloc).geturl()
 
 
+def _refused(text: str, why: str) -> BadRequestError:
+    return BadRequestError(f"index {text!r}: {why}; the forms: {FORMS}")
+
+
 def parse_index(value: str, root: Path, source: str = "default") -> IndexChoice:
     """The index a setting names; BadRequestError (saying the forms) for anything else."""
     text = value.strip()
@@ -66,26 +70,24 @@ def parse_index(value: str, root: Path, source: str = "default") -> IndexChoice:
     parts = urlsplit(text)
     if parts.scheme == "milvus":
         if not parts.hostname or parts.path not in ("", "/"):
-            raise BadRequestError(f"index {text!r}: write milvus://HOST:PORT (forms: {FORMS})")
+            raise _refused(text, "write milvus://HOST:PORT")
         port = parts.port or 19530
         return IndexChoice("milvus", text, f"http://{parts.hostname}:{port}", source)
     if parts.scheme in ("http", "https"):
         if not parts.hostname:
-            raise BadRequestError(f"index {text!r} has no host (forms: {FORMS})")
+            raise _refused(text, "it has no host")
         return IndexChoice("milvus", text, text, source)
     if parts.scheme == "milvus+lite":
         if parts.netloc or not parts.path.startswith("/"):
-            raise BadRequestError(f"index {text!r}: write milvus+lite:///ABSOLUTE/file.db")
+            raise _refused(text, "write milvus+lite:///ABSOLUTE/file.db")
         path = Path(parts.path)
     elif parts.scheme == "" and text.endswith(".db"):
         path = Path(text) if Path(text).is_absolute() else root / text
     else:
-        raise BadRequestError(f"index {text!r} is not one of the forms: {FORMS}")
+        raise _refused(text, "not a form MemVault knows")
     if not LITE_NAME.match(path.name) or not path.name.endswith(".db"):
-        raise BadRequestError(
-            f"index {text!r}: a Milvus Lite file name ends in .db and has at most 35 of "
-            "A-Z a-z 0-9 . - _ (milvus-lite's rule)"
-        )
+        why = "a Milvus Lite file name ends in .db and has at most 35 of A-Z a-z 0-9 . - _"
+        raise _refused(text, why + " (milvus-lite's rule)")
     return IndexChoice("lite", text, str(path.resolve()), source)
 
 
