@@ -18,6 +18,7 @@ from indexer.backends.milvus_connect import MilvusUnavailableError
 from indexer.backends.milvus_index import MilvusVectors
 from indexer.backends.records import ChunkDoc
 from indexer.engine import Engine
+from tests.helpers.cli_run import memvault
 from tests.helpers.embedder import TinyEmbedder
 from tests.helpers.milvus_server import _free_port, lite_server
 from tests.helpers.paths import REPO
@@ -142,3 +143,16 @@ def test_the_engine_opens_what_memvault_index_names(
         hits = engine.vector.search("hamster Peanut", scope.index_key, 5)
         assert len(hits) == 1
         assert not (root / ".memvault" / "index" / "vectors").exists()  # no FAISS folder
+
+
+def test_a_command_against_a_down_server_exits_4_saying_what_to_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cli_tiny_embedder: TinyEmbedder
+) -> None:
+    monkeypatch.setattr(milvus_connect, "CONNECT_S", 0.5)
+    root = tmp_path / "v"
+    uri = f"milvus://127.0.0.1:{_free_port()}"
+    memvault("init", root, "--index", uri, "--no-git")
+    memvault("--vault", root, "remember", "a cat named Mochi", "--session", "group_1", "--no-git")
+    ran = memvault("--vault", root, "search", "cat", "--session", "group_1", code=4)
+    assert f"cannot reach the Milvus index at {uri}" in ran.stderr, ran.stderr
+    assert "start that Milvus server" in ran.stderr
