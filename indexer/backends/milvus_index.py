@@ -264,6 +264,11 @@ class MilvusVectors:
             pages.close()
         return out
 
+    def drop_rows(self) -> None:
+        """Delete this node's rows (the old model's, after a rebuild); other nodes' stay."""
+        self._require_writer()
+        self._client.delete(self.collection, filter=self._mine)  # type: ignore[attr-defined]
+
     def close(self) -> None:
         if self._pending:
             log.warning("event=vector_close_uncommitted backend=milvus n=%d", len(self._pending))

@@ -14,6 +14,8 @@ import pytest
 
 from indexer.backends import milvus_connect
 from indexer.backends.backend import IndexMissingError
+from indexer.backends.embed_cache import CachedEmbedder
+from indexer.backends.embeddings import EmbedderIdentity
 from indexer.backends.milvus_connect import MilvusUnavailableError
 from indexer.backends.milvus_index import MilvusVectors
 from indexer.backends.records import ChunkDoc
@@ -156,3 +158,33 @@ def test_a_command_against_a_down_server_exits_4_saying_what_to_do(
     ran = memvault("--vault", root, "search", "cat", "--session", "group_1", code=4)
     assert f"cannot reach the Milvus index at {uri}" in ran.stderr, ran.stderr
     assert "start that Milvus server" in ran.stderr
+
+
+class OtherModel(TinyEmbedder):
+    """The same TEST FAKE vectors under another model identity: a provider change."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.identity = EmbedderIdentity("tiny-hash-other", "2", self.identity.dim)
+
+
+def test_a_model_change_rebuilds_into_its_own_collection_and_drops_our_old_rows(
+    server: IndexChoice, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMVAULT_INDEX", server.uri)
+    root = tmp_path / "v"
+    init_vault(root, git=False)
+    scope = ScopeId("b1", "group_1")
+    Vault(root, git=False).remember(NewEpisode(scope, "The user's hamster is called Peanut."))
+    cache = tmp_path / "c.sqlite"
+    with Engine.open(root, embedder=TINY, cache_path=cache) as engine:
+        engine.reconcile()
+        old = engine.vector
+        assert isinstance(old, MilvusVectors)
+        rebuild = engine.start_rebuild(CachedEmbedder(OtherModel(), cache))
+        assert rebuild.finished.wait(60) and rebuild.error is None
+        new = engine.vector
+        assert isinstance(new, MilvusVectors) and new.collection != old.collection
+        assert len(new.search("hamster Peanut", scope.index_key, 5)) == 1
+    with open_at(server, root / ".memvault" / "index" / "milvus", writer=False) as before:
+        assert before.collection == old.collection and before.ids() == set()
