@@ -11,6 +11,8 @@ import hashlib
 import logging
 import os
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,9 @@ def _not_mvcc_note(record: logging.LogRecord) -> bool:
 # Milvus Lite answers a query iterator without an MVCC timestamp and pymilvus warns about it on
 # every ids(); the client-side timestamp it falls back to is what Strong consistency wants.
 logging.getLogger("pymilvus.orm.iterator").addFilter(_not_mvcc_note)
+# pymilvus logs every failed call with its trace before raising; `answering` raises it as
+# MilvusUnavailableError saying what to do, which is what a person should see once.
+logging.getLogger("pymilvus.decorators").setLevel(logging.CRITICAL)
 NODE_NAME = "node"
 CONNECT_S = 5.0  # a server that answers at all answers in well under this
 
@@ -42,6 +47,21 @@ class MilvusUnavailableError(Unavailable, ConnectionError):
 def _todo(target: MilvusTarget) -> str:
     where = ENV if target.source == ENV else f"`index:` in {SETTINGS_NAME}"
     return f"(set by {where}; `memvault init --index local` goes back to the local index)"
+
+
+@contextmanager
+def answering(target: MilvusTarget) -> Iterator[None]:
+    """A Milvus call that fails (the server went away, refused a request) is Unavailable
+    naming the URI, not a gRPC trace."""
+    from pymilvus.exceptions import MilvusException
+
+    try:
+        yield
+    except MilvusException as exc:
+        raise MilvusUnavailableError(
+            f"the Milvus index at {target.shown} did not answer ({exc}): check that server "
+            f"{_todo(target)}"
+        ) from exc
 
 
 def connect(target: MilvusTarget) -> Any:

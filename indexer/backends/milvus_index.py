@@ -38,6 +38,7 @@ import logging
 import threading
 from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -49,7 +50,13 @@ from indexer.backends.backend import (
     scope_keys,
 )
 from indexer.backends.locks import WriterLock, check_chunk_id
-from indexer.backends.milvus_connect import MilvusTarget, collection_name, connect, node_id
+from indexer.backends.milvus_connect import (
+    MilvusTarget,
+    answering,
+    collection_name,
+    connect,
+    node_id,
+)
 from indexer.backends.records import ChunkDoc, Hit
 
 log = logging.getLogger(__name__)
@@ -112,7 +119,8 @@ class MilvusVectors:
             node = node_id(folder, writer=writer)
             client = connect(target)
             self = cls(client, target, name, node, embed, embed_query, dim, lock)
-            self._ensure_collection(identity, writer)
+            with answering(target):
+                self._ensure_collection(identity, writer)
         except BaseException:
             if lock is not None:
                 lock.release()
@@ -199,11 +207,15 @@ class MilvusVectors:
             gone = [self._pk(cid) for cid, c in changes.items() if c is None]
             rows = [self._row(cid, *c) for cid, c in changes.items() if c is not None]
             c = self._client
-            for start in range(0, len(gone), BATCH):
-                c.delete(self.collection, ids=gone[start : start + BATCH])  # type: ignore[attr-defined]
-            for start in range(0, len(rows), BATCH):
-                c.upsert(self.collection, rows[start : start + BATCH])  # type: ignore[attr-defined]
+            with answering(self.target):
+                self._send(c, gone, rows)
         log.debug("event=milvus_commit deleted=%d upserted=%d", len(gone), len(rows))
+
+    def _send(self, c: Any, gone: list[str], rows: list[dict[str, object]]) -> None:
+        for start in range(0, len(gone), BATCH):
+            c.delete(self.collection, ids=gone[start : start + BATCH])
+        for start in range(0, len(rows), BATCH):
+            c.upsert(self.collection, rows[start : start + BATCH])
 
     def _pk(self, cid: int) -> str:
         return f"{self._node}:{cid}"
@@ -242,32 +254,35 @@ class MilvusVectors:
         text = query[:MAX_QUERY_CHARS]
         raw = self._query_fn(text) if self._query_fn is not None else self._embed_fn([text])
         vec = self._checked(raw, 1)
-        found = self._client.search(  # type: ignore[attr-defined]
-            self.collection, data=[vec[0].tolist()], anns_field="vec", filter=" and ".join(parts),
-            limit=min(limit, MAX_TOPK), output_fields=["chunk_id"], consistency_level="Strong",
-            search_params={"metric_type": "IP"},
-        )  # fmt: skip
+        with answering(self.target):
+            found = self._client.search(  # type: ignore[attr-defined]
+                self.collection, data=[vec[0].tolist()], anns_field="vec",
+                filter=" and ".join(parts), limit=min(limit, MAX_TOPK), output_fields=["chunk_id"],
+                consistency_level="Strong", search_params={"metric_type": "IP"},
+            )  # fmt: skip
         hits = [Hit(int(h["entity"]["chunk_id"]), float(h["distance"])) for h in found[0]]
         return sorted(hits, key=lambda h: -h.score)
 
     def ids(self) -> set[int]:
         out: set[int] = set()
-        # The client's iterator pages by primary key: a plain query returns MAX_TOPK at most.
-        pages = self._client.query_iterator(  # type: ignore[attr-defined]
-            self.collection, batch_size=BATCH * 10, filter=self._mine,
-            output_fields=["chunk_id"], consistency_level="Strong",
-        )  # fmt: skip
-        try:
-            while page := pages.next():
-                out.update(int(r["chunk_id"]) for r in page)
-        finally:
-            pages.close()
+        with answering(self.target):
+            # The client's iterator pages by primary key: one query returns MAX_TOPK at most.
+            pages = self._client.query_iterator(  # type: ignore[attr-defined]
+                self.collection, batch_size=BATCH * 10, filter=self._mine,
+                output_fields=["chunk_id"], consistency_level="Strong",
+            )  # fmt: skip
+            try:
+                while page := pages.next():
+                    out.update(int(r["chunk_id"]) for r in page)
+            finally:
+                pages.close()
         return out
 
     def drop_rows(self) -> None:
         """Delete this node's rows (the old model's, after a rebuild); other nodes' stay."""
         self._require_writer()
-        self._client.delete(self.collection, filter=self._mine)  # type: ignore[attr-defined]
+        with answering(self.target):
+            self._client.delete(self.collection, filter=self._mine)  # type: ignore[attr-defined]
 
     def close(self) -> None:
         if self._pending:

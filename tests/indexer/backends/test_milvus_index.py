@@ -188,3 +188,16 @@ def test_a_model_change_rebuilds_into_its_own_collection_and_drops_our_old_rows(
         assert len(new.search("hamster Peanut", scope.index_key, 5)) == 1
     with open_at(server, root / ".memvault" / "index" / "milvus", writer=False) as before:
         assert before.collection == old.collection and before.ids() == set()
+
+
+def test_a_server_gone_after_opening_is_unavailable_not_a_grpc_trace(tmp_path: Path) -> None:
+    with lite_server(tmp_path / "srv") as uri:
+        idx = open_at(parse_index(uri, tmp_path), tmp_path / "n")
+        idx.upsert([doc(1, "k")])
+        idx.commit()
+    try:
+        for call in (lambda: idx.search("cat", "k", 5), idx.ids):
+            with pytest.raises(MilvusUnavailableError, match=f"the Milvus index at {uri}"):
+                call()
+    finally:
+        idx.close()
