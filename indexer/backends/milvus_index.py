@@ -134,13 +134,14 @@ class MilvusVectors:
 
         c = self._client
         if c.has_collection(self.collection):  # type: ignore[attr-defined]
-            fields = c.describe_collection(self.collection)["fields"]  # type: ignore[attr-defined]
-            dims = [f.get("params", {}).get("dim") for f in fields if f["name"] == "vec"]
-            if dims != [self._dim]:
+            about = c.describe_collection(self.collection)  # type: ignore[attr-defined]
+            dims = [f.get("params", {}).get("dim") for f in about["fields"] if f["name"] == "vec"]
+            held = (about.get("description"), dims)
+            if held != (identity[:200], [self._dim]):  # the name is a hash: check what it holds
                 raise IndexMismatchError(
                     f"Milvus collection {self.collection} at {self.target.shown} holds "
-                    f"vectors of dim={dims}, not dim={self._dim}: drop that collection and "
-                    "run `memvault reindex`"
+                    f"vectors of {held}, not of {identity} dim={self._dim}: drop that "
+                    "collection and run `memvault reindex`"
                 )
         elif not writer:
             raise IndexMissingError(
