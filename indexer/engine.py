@@ -17,6 +17,7 @@ from indexer.backends.backend import IndexLockedError, IndexMismatchError, Searc
 from indexer.backends.calibration import calibrate
 from indexer.backends.embed_cache import CachedEmbedder
 from indexer.backends.embeddings import Embedder, default_embedder
+from indexer.backends.milvus_open import vault_opener
 from indexer.backends.providers import embedder_from_settings
 from indexer.backends.readonly import index_error
 from indexer.backends.records import ChunkDoc
@@ -82,8 +83,12 @@ class Engine:
         model that can still run here (the embedded default), that model keeps answering
         while the new one's vectors are built in the background (`rebuild`; False: not
         started, for a command that must not wait for it on close, e.g. a search). `vectors`
-        opens the vector backend (indexer.backends.vector_open; default: local FAISS)."""
+        opens the vector backend (indexer.backends.vector_open; default: the vault's `index:`
+        setting, indexer.backends.milvus_open, which is local FAISS unless it names Milvus)."""
         root = Path(root)
+        # Here, not in each command: the CLI, the console, the plugin and the benchmarks all
+        # open the index the vault's settings (or MEMVAULT_INDEX) name.
+        vectors = vectors or vault_opener(root)
         folder = index_dir(root)
         if can_write(folder):
             folder.mkdir(parents=True, exist_ok=True)

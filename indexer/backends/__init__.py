@@ -1,4 +1,4 @@
-"""The index backends (Tantivy full text, FAISS vectors) behind one contract
+"""The index backends (Tantivy full text, FAISS or Milvus vectors) behind one contract
 (indexer.backends.backend), their one-writer lock and read-only opening, the embedding
 providers, tokenisation and chunking.
 
@@ -14,6 +14,9 @@ __all__ = [
     "embed_openai",
     "embeddings",
     "locks",
+    "milvus_connect",
+    "milvus_index",
+    "milvus_open",
     "providers",
     "readonly",
     "records",

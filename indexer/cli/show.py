@@ -22,6 +22,7 @@ from vault.cli.output import plural
 from vault.files import filelocks
 from vault.format.model import FormatError
 from vault.git import gitstate
+from vault.layout.index_setting import read_index
 from vault.layout.layout import Layout
 from vault.layout.store import read_episode_file
 from vault.layout.views import episode_item
@@ -227,8 +228,10 @@ def status_json(root: Path) -> dict[str, Any]:
     writer = writer_of(root)
     git = gitstate.problem(Layout(root).state_dir)  # a commit failure that persists, in red
     truth = disk_status(root)
+    backend = read_index(root)  # what the engine opens (indexer.engine, milvus_open)
     data: dict[str, Any] = {
         "vault": str(root),
+        "vectors": {"backend": backend.kind, "uri": backend.shown, "from": backend.source},
         "indexed": truth.indexed,
         "files": truth.files,  # on disk now
         "chunks": truth.chunks,
@@ -283,6 +286,8 @@ def status_text(data: dict[str, Any]) -> str:
         else:
             index += "up to date with the files"
         lines.append(index)
+    vectors = data["vectors"]
+    lines.append(f"vector index: {vectors['uri']} (from {vectors['from']})")
     if data["writer"]:
         lines.append(f"index writer now: {writer_text(data['writer'])}")
     lines.extend(git)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from indexer.backends.backend import SearchBackend
 from indexer.backends.embed_cache import CachedEmbedder
+from indexer.backends.milvus_index import MilvusVectors
 from indexer.backends.records import ChunkDoc
 from indexer.backends.vector_index import VectorIndex
 from indexer.backends.vector_open import VectorOpener
@@ -103,6 +104,8 @@ class VectorRebuild(threading.Thread):
             self.on_swap(target, self.new)
         old_folder = old.folder if isinstance(old, VectorIndex) else None
         new_folder = target.folder if isinstance(target, VectorIndex) else None
+        if isinstance(old, MilvusVectors) and getattr(target, "collection", "") != old.collection:
+            old.drop_rows()  # the old model's collection keeps other nodes' rows only
         old.close()
         if old_folder is not None and old_folder != new_folder:
             shutil.rmtree(old_folder, ignore_errors=True)

@@ -29,9 +29,10 @@ from vault.cli.transfer import cmd_export, cmd_import
 from vault.errors import FOUND_PROBLEMS
 from vault.format.field_input import parse_confidence, parse_expiry, parse_priority
 from vault.format.model import Episode, FormatError, Speaker
-from vault.git import gitstate
+from vault.git import gitlog, gitstate
 from vault.health.check import check_vault
 from vault.layout.chats import require_chat
+from vault.layout.index_setting import SETTINGS_NAME, parse_index, write_index
 from vault.layout.keys import ScopeId
 from vault.layout.layout import Layout
 from vault.layout.store import check_speaker_id, page_of
@@ -45,7 +46,14 @@ def cmd_init(args: argparse.Namespace) -> int:
     if args.path:
         args.vault = args.path
     root = resolve_vault(args, must_exist=False)
-    created = init_vault(root, git=not getattr(args, "no_git", False))
+    index = getattr(args, "index", None)
+    choice = parse_index(index, root) if index is not None else None  # refused before any write
+    git = not getattr(args, "no_git", False)
+    created = init_vault(root, git=git)
+    if choice is not None and write_index(root, choice):
+        created.append(SETTINGS_NAME)
+        if git:
+            gitlog.commit_paths(root, [SETTINGS_NAME], f"memvault: vector index {choice.shown}")
     return out.emit(args, {"vault": str(root), "created": created}, out.init_text)
 
 

@@ -154,6 +154,14 @@ def add_scope(
 
 def init_args(p: argparse.ArgumentParser, parents: Parents) -> None:
     p.add_argument("path", nargs="?", default=None, help="where (default: --vault)")
+    p.add_argument(
+        "--index",
+        default=None,
+        metavar="URI",
+        help="where the vector index lives, recorded in <vault>/memvault.yaml: local (default),"
+        " milvus://HOST:PORT, https://HOST (token: MEMVAULT_MILVUS_TOKEN),"
+        " milvus+lite:///ABS/file.db or a relative path/file.db; MEMVAULT_INDEX overrides it",
+    )
 
 
 def remember_args(p: argparse.ArgumentParser, parents: Parents) -> None:

@@ -9,6 +9,7 @@ folder names from hostile ids, symbolic links, finding the vault, reading a scop
 __all__ = [
     "chats",
     "discovery",
+    "index_setting",
     "keys",
     "layout",
     "links",

