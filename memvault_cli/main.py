@@ -52,10 +52,22 @@ def _search_layer() -> Layer:
     return search_cmd.layer()
 
 
+def _remember_layers() -> list[Layer]:
+    from indexer.cli import remember_cmd
+    from vault.cli import commands as vault_cli
+
+    # The vault layer's after-step (the commit's outcome) runs first, as in the full CLI.
+    return [Layer("vault", (), vault_cli.layer().after), remember_cmd.layer()]
+
+
 # A command that loads only its own layer's module: from a cold shell `memvault search`
 # must not import the console, the LLM jobs or the engine before it knows it needs them
-# (issue 23: a search in under a second). Its parser is the one the full CLI builds.
-LIGHT: dict[str, Callable[[], Layer]] = {"search": _search_layer}
+# (issue 23: a search in under a second). Its parser is the one the full CLI builds
+# (tests/cli/test_light_commands.py compares their help and defaults).
+LIGHT: dict[str, Callable[[], list[Layer]]] = {
+    "search": lambda: [_search_layer()],
+    "remember": _remember_layers,
+}
 # What a shell reports for a Unix tool that SIGPIPE ended (`yes | head -1`): the reader of
 # our output went away, which is no error of ours, so nothing is printed.
 EXIT_PIPE_CLOSED = 128 + 13
@@ -130,7 +142,7 @@ def build_parser(layers: Sequence[Layer]) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(os.environ.get("MEMVAULT_LOG", ""))
     light = LIGHT.get(_command_of(sys.argv[1:] if argv is None else list(argv)))
-    layers = [light()] if light is not None else [make() for make in LAYERS]
+    layers = light() if light is not None else [make() for make in LAYERS]
     args = build_parser(layers).parse_args(argv)
     try:
         code = args.run(args)

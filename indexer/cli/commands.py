@@ -14,23 +14,18 @@ import shutil
 import sys
 from pathlib import Path
 
-from indexer.cli import search_cmd
+from indexer.cli import remember_cmd, search_cmd
 from indexer.cli import show as cli_show
 from indexer.cli.candidates import candidates_args, cmd_candidates
-from indexer.cli.catch_up import catch_up
-from indexer.cli.common import open_engine
 from indexer.cli.consolidate import cmd_consolidate, consolidate_args
 from indexer.cli.search_cmd import GATE_HELP, MODES
 from indexer.cli.watch import cmd_watch, watch_args
 from indexer.engine import Engine
 from indexer.evaluate import run_eval
-from indexer.supersede import is_correction, supersede_on_correction
-from indexer.sync import follow
 from indexer.sync.manifest import index_dir
 from vault.cli import common as vault_cli
-from vault.cli.commands import remember_from_args
 from vault.cli.output import emit
-from vault.cli.parser import CommandSpec, Layer, Parents, remember_args
+from vault.cli.parser import CommandSpec, Layer, Parents
 from vault.errors import FOUND_PROBLEMS
 from vault.format.yamlio import parse_datetime
 from vault.layout.discovery import checked_default
@@ -63,31 +58,6 @@ def eval_args(ev: argparse.ArgumentParser, parents: Parents) -> None:
         default=Path.home() / ".cache" / "memvault" / "eval-embeddings.sqlite",
         help="embedding cache kept between runs (vectors by model and text hash)",
     )
-
-
-def cmd_remember(args: argparse.Namespace) -> int:
-    """remember, then (for a correction) supersede near-duplicates; the index follows
-    (this process indexes as writer, or `follow_index` waits for the process that is)."""
-    vault = vault_cli.open_vault(args)
-    episode = remember_from_args(args, vault)
-    superseded: list[str] = []
-    if is_correction(episode):
-        engine, writer = open_engine(args)
-        with engine:
-            if writer:
-                engine.sync_paths(getattr(args, "written_paths", []))  # the new episode
-                engine.attach(vault)
-                catch_up(engine)
-            superseded = supersede_on_correction(engine, vault, vault_cli.scope_of(args), episode)
-    data: dict[str, object] = {"id": episode.id, "superseded": superseded}
-    lines = [episode.id, *(f"superseded {old}" for old in superseded)]
-    if episode.status == "superseded":  # dated before a newer memory of its key (lifecycle)
-        data["superseded_by"] = episode.superseded_by
-        lines.append(
-            f"saved as superseded: the newer memory {episode.superseded_by} has key "
-            f"{episode.key}, and stays the current one"
-        )
-    return emit(args, data, lambda _: "\n".join(lines))
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
@@ -157,33 +127,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(root, watch=not args.no_watch, as_json=getattr(args, "json", False))
 
 
-def follow_index(args: argparse.Namespace, code: int) -> int:
-    """After a write: when another process writes the index (`memvault watch`, the console,
-    the plugin), wait until it has indexed what this command wrote, so the write is
-    searchable when the command returns; if it has not in follow.TIMEOUT_S, say so, exit 1."""
-    vault = getattr(args, "opened_vault", None)
-    written: list[str] = getattr(args, "written_paths", [])
-    if vault is None or not written:
-        return code
-    behind = follow.wait_indexed(vault.root, written)
-    if not behind:
-        return code
-    print(
-        f"memvault: error: saved {behind[0]}{f' (+{len(behind) - 1})' if len(behind) > 1 else ''}"
-        f", but the index writer ({cli_show.writer_text(cli_show.writer_of(vault.root))}) has "
-        f"not indexed it after {follow.TIMEOUT_S:g} s, so search may not find it yet: "
-        "`memvault status` shows the writer and its problems",
-        file=sys.stderr,
-    )
-    return max(code, FOUND_PROBLEMS)
-
-
 def layer() -> Layer:
     Spec = CommandSpec
     return Layer(
         "indexer",
         (
-            Spec("remember", "save a memory", cmd_remember, remember_args, commits=True),
+            remember_cmd.SPEC,
             search_cmd.SPEC,
             Spec("reindex", "rebuild the indexes from files", cmd_reindex, reindex_args),
             Spec(
@@ -217,5 +166,5 @@ def layer() -> Layer:
             Spec("demo", "try MemVault on a sample chat, then search it", cmd_demo, demo_args),
             Spec("eval", "evaluate retrieval on a benchmark", cmd_eval, eval_args),
         ),
-        after=follow_index,
+        after=remember_cmd.follow_index,
     )
