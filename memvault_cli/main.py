@@ -63,7 +63,7 @@ def _remember_layers() -> list[Layer]:
 # A command that loads only its own layer's module: from a cold shell `memvault search`
 # must not import the console, the LLM jobs or the engine before it knows it needs them
 # (issue 23: a search in under a second). Its parser is the one the full CLI builds
-# (tests/cli/test_light_commands.py compares their help and defaults).
+# (tests/cli/test_writer_socket.py compares their help and defaults).
 LIGHT: dict[str, Callable[[], list[Layer]]] = {
     "search": lambda: [_search_layer()],
     "remember": _remember_layers,

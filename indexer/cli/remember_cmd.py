@@ -24,7 +24,7 @@ from vault.format.tags import tag_keys
 
 def is_correction(episode: Episode) -> bool:
     """= indexer.supersede.is_correction (that module loads the engine; checked equal by
-    tests/indexer/cli/test_writer_socket.py)."""
+    tests/cli/test_writer_socket.py)."""
     return bool(set(tag_keys(episode.tags)) & CORRECTION_TAGS)
 
 

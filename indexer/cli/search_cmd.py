@@ -24,7 +24,7 @@ from vault.layout.layout import Layout
 if TYPE_CHECKING:
     from indexer.engine import Engine
 
-# = indexer.retrieval.search.MODES (tests/indexer/cli/test_writer_socket.py checks they
+# = indexer.retrieval.search.MODES (tests/cli/test_writer_socket.py checks they
 # agree): importing that module here would load numpy and the gate's patterns.
 MODES = ("hybrid", "text", "vector")
 CATCH_UP_FILES = 64  # = indexer.cli.catch_up.CATCH_UP_FILES, for the help text (checked too)

@@ -94,6 +94,8 @@ class WriterServer:
 
     def _serve(self) -> None:
         assert self._sock is not None
+        with self._busy:  # the first search must not pay for loading the model (~0.3-1.4 s)
+            self._warm()
         while not self._stop.is_set():
             try:
                 conn, _ = self._sock.accept()
@@ -102,6 +104,13 @@ class WriterServer:
             except OSError:
                 return  # closed by stop()
             threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _warm(self) -> None:
+        try:
+            self.engine.embedder.embed_query("warm up")
+            self.engine.calibrated()
+        except Exception as exc:  # noqa: BLE001 - a provider down now may answer later
+            log.info("writer_socket=warm_failed error=%r", str(exc))
 
     def _handle(self, conn: socket.socket) -> None:
         with conn:
