@@ -69,12 +69,12 @@ def follow_index(args: argparse.Namespace, code: int) -> int:
     asked = writer_link.ask(vault.root, {"op": "indexed", "paths": written})
     if asked is not None and asked["ok"] and not asked.get("behind"):
         return code
-    from indexer.cli import show as cli_show
     from indexer.sync import follow
 
     behind = follow.wait_indexed(vault.root, written)
     if not behind:
         return code
+    from indexer.cli import show as cli_show  # loads the search modules: only to say this
     print(
         f"memvault: error: saved {behind[0]}{f' (+{len(behind) - 1})' if len(behind) > 1 else ''}"
         f", but the index writer ({cli_show.writer_text(cli_show.writer_of(vault.root))}) has "
