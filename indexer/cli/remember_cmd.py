@@ -75,6 +75,7 @@ def follow_index(args: argparse.Namespace, code: int) -> int:
     if not behind:
         return code
     from indexer.cli import show as cli_show  # loads the search modules: only to say this
+
     print(
         f"memvault: error: saved {behind[0]}{f' (+{len(behind) - 1})' if len(behind) > 1 else ''}"
         f", but the index writer ({cli_show.writer_text(cli_show.writer_of(vault.root))}) has "
