@@ -1,10 +1,12 @@
 """`memvault search` / `remember` from a cold shell on a 10,000-memory vault (issue 23 item 4).
 
     .venv/bin/python -m bench.cold_shell [--runs 20] [--remembers 8] [--size 10000]
+        [--before-dir CHECKOUT]   # e.g. git worktree add /tmp/before 351eae3
 
 Every timed call is a new process of the installed entry point (`memvault`, beside this
 Python), as a person's shell runs it: wall clock from spawn to exit. In order:
-1. search without a writer (each process opens the indexes and loads the model itself);
+1. search without a writer (each process opens the indexes and loads the model itself),
+   alternating with the same search by the code of --before-dir when given;
 2. `memvault watch` started as a real subprocess, then the same searches through it
    (indexer.cli.writer_link), each compared with (1)'s answer for a few queries
    (`--json --no-decay`: the same results, scores and format);
@@ -101,10 +103,22 @@ def stats(timings: list[tuple[float, float]]) -> dict[str, Any]:
     }
 
 
-def searches(root: Path, queries: list[str]) -> list[tuple[float, float]]:
+def entry(checkout: Path | None) -> list[str]:
+    """The installed `memvault`, or the same entry point run from another checkout's code
+    (`--before-dir`: the code before this change, measured in the same run)."""
+    if checkout is None:
+        return memvault()
+    code = (f"import sys; sys.path.insert(0, {str(checkout)!r}); sys.argv[0] = 'memvault'; "
+            "from memvault_cli.main import main; sys.exit(main())")  # fmt: skip
+    return [sys.executable, "-c", code]
+
+
+def searches(
+    root: Path, queries: list[str], checkout: Path | None = None
+) -> list[tuple[float, float]]:
     timings = []
     for query in queries:
-        wall, cpu, done = run([*memvault(), "--vault", str(root), "search", query, *SCOPE])
+        wall, cpu, done = run([*entry(checkout), "--vault", str(root), "search", query, *SCOPE])
         if done.returncode != 0:
             raise RuntimeError(f"search {query!r} exited {done.returncode}: {done.stderr}")
         timings.append((wall, cpu))
@@ -170,6 +184,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--runs", type=int, default=20, help="timed searches per phase")
     ap.add_argument("--remembers", type=int, default=8, help="timed remembers per phase")
     ap.add_argument("--out", type=Path, default=RESULTS / "cold_shell.json")
+    ap.add_argument(
+        "--before-dir", type=Path, default=None,
+        help="a checkout of the code before (git worktree add DIR COMMIT): its searches "
+        "without a writer are timed too, alternating with this code's",
+    )  # fmt: skip
     args = ap.parse_args(argv)
     root, built = ensure(args.size)
     host_turns_corpus.DATA = shared_data()
@@ -177,7 +196,11 @@ def main(argv: list[str] | None = None) -> None:
     before = load()
     searches(root, queries[:1])  # warm-up: page cache, a catch-up of files left behind
     phase_times = phases(root, queries[0])
-    no_writer = searches(root, queries[1:])
+    no_writer, before_code = [], []
+    for query in queries[1:]:  # alternating: both see the same load
+        no_writer += searches(root, [query])
+        if args.before_dir:
+            before_code += searches(root, [query], args.before_dir)
     local = answers(root, queries[1 : 1 + EQUAL_CHECKS])
     writer = start_writer(root)
     try:
@@ -195,6 +218,8 @@ def main(argv: list[str] | None = None) -> None:
         "load_before": before,
         "load_after": load(),
         "search_no_writer": stats(no_writer),
+        "search_before_change": stats(before_code) if before_code else None,
+        "before_dir": str(args.before_dir) if args.before_dir else None,
         "search_with_writer": stats(with_writer),
         "remember_no_writer": stats(remember_alone),
         "remember_with_writer": stats(remember_writer),
@@ -209,9 +234,11 @@ def main(argv: list[str] | None = None) -> None:
         <= GOALS["search_with_writer_s"],
     }
     write_json(args.out, result)
-    for name in ("search_no_writer", "search_with_writer", "remember_no_writer",
-                 "remember_with_writer"):  # fmt: skip
+    for name in ("search_before_change", "search_no_writer", "search_with_writer",
+                 "remember_no_writer", "remember_with_writer"):  # fmt: skip
         s = result[name]
+        if s is None:
+            continue
         cpu = f"CPU p50 {s['cpu_p50_s']:.3f} s  p95 {s['cpu_p95_s']:.3f} s"
         print(f"{name:22} wall p50 {s['p50_s']:.3f} s  p95 {s['p95_s']:.3f} s; {cpu}")
     print(f"goals: search <= {GOALS['search_no_writer_s']} s alone, <= "
