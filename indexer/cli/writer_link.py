@@ -58,7 +58,7 @@ def raise_answer_error(answer: dict[str, Any]) -> None:
 
 def socket_path(root: Path) -> Path:
     """Where the writer of the vault at `root` listens (the same for both sides)."""
-    root = Path(os.path.abspath(root))
+    root = Path(os.path.realpath(root))  # the same vault by any path: the same socket
     near = root / STATE_DIR / "run" / "writer.sock"
     if len(os.fsencode(near)) <= SUN_PATH_MAX:
         return near
@@ -124,7 +124,7 @@ def ask(
         log.info("writer_link=skipped path=%s reason=not_our_socket", path)
         return None
     body = json.dumps(
-        {"v": PROTOCOL, "root": str(Path(os.path.abspath(root))), **request}, ensure_ascii=False
+        {"v": PROTOCOL, "root": os.path.realpath(root), **request}, ensure_ascii=False
     ).encode("utf-8")
     if len(body) > MAX_REQUEST:
         return None  # too big to ask: the caller does it itself

@@ -41,10 +41,15 @@ MAX_PATHS = 1000
 INDEX_WAIT_S = 20.0  # a remember's paths wait this long for a running sync
 
 
+class Unanswerable(Exception):
+    """A request this writer cannot take (a newer CLI's option or choice): `ok: null`, the
+    CLI then does the work itself, as without a writer."""
+
+
 class WriterServer:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
-        self.root = Path(os.path.abspath(engine.root))
+        self.root = Path(os.path.realpath(engine.root))
         self.path = socket_path(self.root)
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
@@ -144,6 +149,8 @@ class WriterServer:
                     return {"v": PROTOCOL, "ok": True, "stdout": self._search(args)}
                 if op == "indexed":
                     return {"v": PROTOCOL, "ok": True, "behind": self._index(request)}
+        except Unanswerable as exc:
+            return {"v": PROTOCOL, "ok": None, "why": str(exc)}
         except Exception as exc:  # noqa: BLE001 - every error goes back as its kind and words
             message = os_message(exc) if isinstance(exc, OSError) else str(exc)
             if kind_of(exc) == "internal":
@@ -188,15 +195,15 @@ def search_args_of(raw: object, root: Path) -> argparse.Namespace:
     choices = search_cmd.option_choices()
     wanted: dict[str, Any] = {}
     for name, value in raw.items():
-        if name not in defaults:
-            raise BadRequestError(f"args: unknown option {name!r}")
+        if name not in defaults:  # a newer CLI's option: it searches by itself
+            raise Unanswerable(f"args: unknown option {name!r}")
         default = defaults[name]
         if default is argparse.SUPPRESS:  # --vault, --json: given or absent
             default = False if name == "json" else None
         if not _same_shape(value, default):
             raise BadRequestError(f"args: {name} has the wrong type")
         if name in choices and value not in choices[name]:
-            raise BadRequestError(f"args: {name} is not one of {sorted(choices[name])}")
+            raise Unanswerable(f"args: {name} is not one of {sorted(choices[name])}")
         wanted[name] = value
     base = {k: v for k, v in defaults.items() if v is not argparse.SUPPRESS}
     args = argparse.Namespace(**{**base, **wanted})

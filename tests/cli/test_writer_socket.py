@@ -77,6 +77,8 @@ def test_a_long_vault_path_puts_the_socket_in_the_runtime_dir(tmp_path, monkeypa
     assert path.parent == Path("/run/user/4242/memvault") and path.suffix == ".sock"
     assert len(os.fsencode(path)) <= writer_link.SUN_PATH_MAX
     assert path == writer_link.socket_path(deep / "." / "")  # the same vault, the same path
+    (tmp_path / "link").symlink_to(tmp_path)
+    assert writer_link.socket_path(tmp_path / "link" / deep.relative_to(tmp_path)) == path
     assert path != writer_link.socket_path(deep.with_name("z" * 60))
 
 
@@ -182,8 +184,10 @@ def test_a_remember_through_the_writer_is_searchable_when_it_returns(indexed, ti
         (b'{"v": 1, "op": "search", "root": "/elsewhere"}', None),
         (b'{"v": 1, "op": "drop tables", "root": "ROOT"}', None),
         (b'{"v": 1, "op": "search", "root": "ROOT", "args": {"top_k": "5"}}', False),
-        (b'{"v": 1, "op": "search", "root": "ROOT", "args": {"mode": "rm -rf"}}', False),
-        (b'{"v": 1, "op": "search", "root": "ROOT", "args": {"run": "x"}}', False),
+        (b'{"v": 1, "op": "search", "root": "ROOT", "args": {"mode": "rm -rf"}}', None),
+        (b'{"v": 1, "op": "search", "root": "ROOT", "args": {"run": "x"}}', None),
+        (b'{"v": 1, "op": "search", "root": "ROOT", "args": {"tag": [1]}}', False),
+        (b'{"v": 1, "op": "search", "root": "ROOT", "args": ["query"]}', False),
         (b'{"v": 1, "op": "indexed", "root": "ROOT", "paths": ["../../etc/passwd"]}', False),
         (b'{"v": 1, "op": "indexed", "root": "ROOT", "paths": ["."]}', False),
     ],
