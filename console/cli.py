@@ -16,6 +16,7 @@ from console.server import LOOPBACK, ConsoleServer
 from indexer.backends.backend import IndexLockedError
 from indexer.backends.readonly import ReadOnlyIndexError
 from indexer.cli.catch_up import ProgressLines
+from indexer.cli.writer_server import WriterServer
 from indexer.engine import Engine
 from vault.cli import common as vault_cli
 from vault.cli.common import UsageError
@@ -90,10 +91,16 @@ def cmd_console(args: argparse.Namespace) -> int:
     thread.start()
     print(f"MemVault console for {ctx.vault.root}: {server.url}", flush=True)
     print("open that address in a browser; Ctrl-C stops", file=sys.stderr, flush=True)
+    # The index writer answers `memvault search` / `remember` from a shell (writer_link).
+    link = WriterServer(ctx.engine) if ctx.engine and ctx.engine.syncer else None
     try:
+        if link is not None:
+            link.start()
         with contextlib.suppress(KeyboardInterrupt):
             stop.wait()
     finally:
+        if link is not None:
+            link.stop()
         server.shutdown()
         if ctx.engine is not None:
             ctx.engine.close()

@@ -12,12 +12,8 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
-from importlib import metadata
 from pathlib import Path
 
-from console import cli as console_cli
-from indexer.cli import commands as indexer_cli
-from vault.cli import commands as vault_cli
 from vault.cli.common import resolve_vault
 from vault.cli.parser import CommandParser, Layer, Parents, common_options, git_option
 from vault.errors import OUTCOMES, Internal, MemVaultError, kind_of, os_message
@@ -27,13 +23,59 @@ log = logging.getLogger("memvault_cli")
 
 # In order: a layer's after-step (vault: commit outcome; indexer: wait for the index
 # writer) runs after every command, whichever layer the command came from.
-LAYERS: tuple[Callable[[], Layer], ...] = (vault_cli.layer, indexer_cli.layer, console_cli.layer)
+
+
+def _vault_layer() -> Layer:
+    from vault.cli import commands as vault_cli
+
+    return vault_cli.layer()
+
+
+def _indexer_layer() -> Layer:
+    from indexer.cli import commands as indexer_cli
+
+    return indexer_cli.layer()
+
+
+def _console_layer() -> Layer:
+    from console import cli as console_cli
+
+    return console_cli.layer()
+
+
+LAYERS: tuple[Callable[[], Layer], ...] = (_vault_layer, _indexer_layer, _console_layer)
+
+
+def _search_layer() -> Layer:
+    from indexer.cli import search_cmd
+
+    return search_cmd.layer()
+
+
+def _remember_layers() -> list[Layer]:
+    from indexer.cli import remember_cmd
+    from vault.cli import commands as vault_cli
+
+    # The vault layer's after-step (the commit's outcome) runs first, as in the full CLI.
+    return [Layer("vault", (), vault_cli.layer().after), remember_cmd.layer()]
+
+
+# A command that loads only its own layer's module: from a cold shell `memvault search`
+# must not import the console, the LLM jobs or the engine before it knows it needs them
+# (issue 23: a search in under a second). Its parser is the one the full CLI builds
+# (tests/cli/test_writer_socket.py compares their help and defaults).
+LIGHT: dict[str, Callable[[], list[Layer]]] = {
+    "search": lambda: [_search_layer()],
+    "remember": _remember_layers,
+}
 # What a shell reports for a Unix tool that SIGPIPE ended (`yes | head -1`): the reader of
 # our output went away, which is no error of ours, so nothing is printed.
 EXIT_PIPE_CLOSED = 128 + 13
 
 
 def version() -> str:
+    from importlib import metadata  # ~35 ms: only when --help or --version is built
+
     try:
         return metadata.version("memvault")
     except metadata.PackageNotFoundError:  # run from a source tree that was never installed
@@ -50,6 +92,20 @@ def exit_codes_text() -> str:
     return "exit codes:\n" + "\n".join(f"  {c}  {'; '.join(m)}" for c, m in seen.items())
 
 
+class VersionAction(argparse.Action):
+    """argparse's `version` action, with the version looked up only when asked."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(
+            option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+            help="show program's version number and exit",
+        )  # fmt: skip
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        parser._print_message(f"memvault {version()}\n", sys.stdout)
+        parser.exit()
+
+
 def build_parser(layers: Sequence[Layer]) -> argparse.ArgumentParser:
     common = common_options()
     parents = Parents(common=common, git=git_option())
@@ -60,7 +116,7 @@ def build_parser(layers: Sequence[Layer]) -> argparse.ArgumentParser:
         epilog=exit_codes_text(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"memvault {version()}")
+    parser.add_argument("--version", action=VersionAction)
     # CommandParser: a command's usage error prints that command's usage (and its actions').
     sub = parser.add_subparsers(
         dest="command", required=True, metavar="COMMAND", parser_class=CommandParser
@@ -85,7 +141,8 @@ def build_parser(layers: Sequence[Layer]) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(os.environ.get("MEMVAULT_LOG", ""))
-    layers = [make() for make in LAYERS]
+    light = LIGHT.get(_command_of(sys.argv[1:] if argv is None else list(argv)))
+    layers = light() if light is not None else [make() for make in LAYERS]
     args = build_parser(layers).parse_args(argv)
     try:
         code = args.run(args)
@@ -100,6 +157,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception as exc:  # noqa: BLE001 - every error becomes one line and its exit code
         return fail(args, exc)
+
+
+def _command_of(argv: Sequence[str]) -> str:
+    """The command name argv asks for ("" for --help, --version or none): the first word
+    that is not an option or the value of --vault."""
+    words = iter(argv)
+    for word in words:
+        if word == "--vault":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+        elif word in ("-h", "--help", "--version"):
+            return ""
+    return ""
 
 
 class PlainFormatter(logging.Formatter):

@@ -9,4 +9,8 @@ the files the index is behind on (indexer.cli.catch_up).
 __all__ = [
     "catch_up",
     "commands",
+    "remember_cmd",
+    "search_cmd",
+    "writer_link",
+    "writer_server",
 ]

@@ -14,60 +14,23 @@ import shutil
 import sys
 from pathlib import Path
 
+from indexer.cli import remember_cmd, search_cmd
 from indexer.cli import show as cli_show
 from indexer.cli.candidates import candidates_args, cmd_candidates
-from indexer.cli.catch_up import CATCH_UP_FILES, catch_up
-from indexer.cli.common import open_engine
 from indexer.cli.consolidate import cmd_consolidate, consolidate_args
+from indexer.cli.search_cmd import GATE_HELP, MODES
 from indexer.cli.watch import cmd_watch, watch_args
 from indexer.engine import Engine
 from indexer.evaluate import run_eval
-from indexer.retrieval.search import MODES
-from indexer.retrieval.search_query import SearchQuery
-from indexer.supersede import is_correction, supersede_on_correction
-from indexer.sync import follow
 from indexer.sync.manifest import index_dir
 from vault.cli import common as vault_cli
-from vault.cli.commands import remember_from_args
 from vault.cli.output import emit
-from vault.cli.parser import CommandSpec, Layer, Parents, add_filters, add_scope, remember_args
+from vault.cli.parser import CommandSpec, Layer, Parents
 from vault.errors import FOUND_PROBLEMS
-from vault.format.model import STATUSES
 from vault.format.yamlio import parse_datetime
-from vault.layout.chats import require_chat
 from vault.layout.discovery import checked_default
-from vault.layout.layout import Layout
 
 DEMO_VAULT = "demo-vault"
-
-
-def search_query(text: str) -> str:
-    """The query as typed; blank is a usage error, not a search that finds nothing."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError(
-            "nothing to search for: give words or a question, e.g. `memvault search "
-            '"Alice\'s trip" --bot b1 --session group_123`'
-        )
-    return text
-
-
-GATE_HELP = (
-    "the message gate as injection applies it (default on: a greeting, thanks or an "
-    "impersonal request such as arithmetic is marked as not injected; off: the floor alone)"
-)
-
-
-def search_args(p: argparse.ArgumentParser, parents: Parents) -> None:
-    p.add_argument("query", type=search_query, help="what to search for (words or a question)")
-    add_scope(p, speaker=True, speaker_help="current speaker id (ranked higher)")
-    p.add_argument("--top-k", type=int, default=5)
-    p.add_argument("--mode", choices=MODES, default="hybrid")
-    p.add_argument("--status", choices=(*STATUSES, "all"), default="active")
-    p.add_argument("--profiles", action="store_true", help="also search profiles")
-    p.add_argument("--explain", action="store_true", help="show every score component")
-    p.add_argument("--no-decay", action="store_true", help="ignore age when ranking")
-    p.add_argument("--gate", choices=("on", "off"), default="on", help=GATE_HELP)
-    add_filters(p)  # applied inside the index query, before ranking (indexer.retrieval.filters)
 
 
 def reindex_args(p: argparse.ArgumentParser, parents: Parents) -> None:
@@ -95,64 +58,6 @@ def eval_args(ev: argparse.ArgumentParser, parents: Parents) -> None:
         default=Path.home() / ".cache" / "memvault" / "eval-embeddings.sqlite",
         help="embedding cache kept between runs (vectors by model and text hash)",
     )
-
-
-def cmd_search(args: argparse.Namespace) -> int:
-    if args.top_k < 1:
-        raise vault_cli.UsageError("--top-k must be 1 or more")
-    filters = vault_cli.filters_of(args)
-    root = vault_cli.resolve_vault(args)
-    scope = vault_cli.scope_of(args)
-    require_chat(Layout(root), scope)  # a mistyped chat is not an empty one
-    engine, writer = open_engine(args)
-    with engine:
-        if writer:  # nobody keeps the index in sync for us: catch up, bounded (catch_up)
-            catch_up(engine)
-        statuses = STATUSES if args.status == "all" else (args.status,)
-        results = engine.search(
-            SearchQuery(
-                args.query,
-                scope,
-                top_k=args.top_k,
-                mode=args.mode,
-                speaker_id=args.speaker or "",
-                statuses=tuple(statuses),
-                include_profiles=args.profiles,
-                decay=not args.no_decay,
-                filters=filters,
-                gate=args.gate == "on",
-            ),
-        )
-        # Text lines print the unrounded relevance of explain.absolute (the 3 decimals every
-        # surface shows); JSON carries explain only when asked.
-        full = args.explain or not getattr(args, "json", False)
-        items = [cli_show.result_item(engine.root, r, full) for r in results]
-    return emit(args, items, lambda data: cli_show.results_text(data, args.explain))
-
-
-def cmd_remember(args: argparse.Namespace) -> int:
-    """remember, then (for a correction) supersede near-duplicates; the index follows
-    (this process indexes as writer, or `follow_index` waits for the process that is)."""
-    vault = vault_cli.open_vault(args)
-    episode = remember_from_args(args, vault)
-    superseded: list[str] = []
-    if is_correction(episode):
-        engine, writer = open_engine(args)
-        with engine:
-            if writer:
-                engine.sync_paths(getattr(args, "written_paths", []))  # the new episode
-                engine.attach(vault)
-                catch_up(engine)
-            superseded = supersede_on_correction(engine, vault, vault_cli.scope_of(args), episode)
-    data: dict[str, object] = {"id": episode.id, "superseded": superseded}
-    lines = [episode.id, *(f"superseded {old}" for old in superseded)]
-    if episode.status == "superseded":  # dated before a newer memory of its key (lifecycle)
-        data["superseded_by"] = episode.superseded_by
-        lines.append(
-            f"saved as superseded: the newer memory {episode.superseded_by} has key "
-            f"{episode.key}, and stays the current one"
-        )
-    return emit(args, data, lambda _: "\n".join(lines))
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
@@ -222,49 +127,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(root, watch=not args.no_watch, as_json=getattr(args, "json", False))
 
 
-def follow_index(args: argparse.Namespace, code: int) -> int:
-    """After a write: when another process writes the index (`memvault watch`, the console,
-    the plugin), wait until it has indexed what this command wrote, so the write is
-    searchable when the command returns; if it has not in follow.TIMEOUT_S, say so, exit 1."""
-    vault = getattr(args, "opened_vault", None)
-    written: list[str] = getattr(args, "written_paths", [])
-    if vault is None or not written:
-        return code
-    behind = follow.wait_indexed(vault.root, written)
-    if not behind:
-        return code
-    print(
-        f"memvault: error: saved {behind[0]}{f' (+{len(behind) - 1})' if len(behind) > 1 else ''}"
-        f", but the index writer ({cli_show.writer_text(cli_show.writer_of(vault.root))}) has "
-        f"not indexed it after {follow.TIMEOUT_S:g} s, so search may not find it yet: "
-        "`memvault status` shows the writer and its problems",
-        file=sys.stderr,
-    )
-    return max(code, FOUND_PROBLEMS)
-
-
 def layer() -> Layer:
     Spec = CommandSpec
     return Layer(
         "indexer",
         (
-            Spec("remember", "save a memory", cmd_remember, remember_args, commits=True),
-            Spec(
-                "search",
-                "hybrid search in one chat",
-                cmd_search,
-                search_args,
-                read_only=True,
-                description="Search one chat's memories (--bot/--session) by words and by "
-                "meaning (full-text and vector search fused; --mode text or vector for one), "
-                "ranked with time decay, importance and the current --speaker. Prints the "
-                "best --top-k (default 5), each with its score and text (--explain: every "
-                "component of the score). When no other process writes the index it first "
-                f"indexes up to {CATCH_UP_FILES} changed files; with more it answers from "
-                "the index as built and says on stderr how many wait (`memvault reindex "
-                "--keep` or `memvault watch` indexes them); with no index at all it indexes "
-                "first, printing progress. An empty query is a usage error (exit 2).",
-            ),
+            remember_cmd.SPEC,
+            search_cmd.SPEC,
             Spec("reindex", "rebuild the indexes from files", cmd_reindex, reindex_args),
             Spec(
                 "watch",
@@ -297,5 +166,5 @@ def layer() -> Layer:
             Spec("demo", "try MemVault on a sample chat, then search it", cmd_demo, demo_args),
             Spec("eval", "evaluate retrieval on a benchmark", cmd_eval, eval_args),
         ),
-        after=follow_index,
+        after=remember_cmd.follow_index,
     )

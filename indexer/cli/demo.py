@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from indexer.cli.show import result_item, results_text
+from indexer.cli.writer_server import WriterServer
 from indexer.engine import Engine
 from indexer.retrieval.search_query import SearchQuery
 from vault.health.check import check_vault
@@ -63,7 +64,8 @@ def run_demo(root: Path, *, watch: bool = True, as_json: bool = False) -> int:
         if not watch:
             return 0 if check.ok else 1
         engine.watch()
-        _interact(engine, root)
+        with WriterServer(engine):  # `memvault search` from another terminal asks us
+            _interact(engine, root)
     return 0
 
 

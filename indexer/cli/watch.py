@@ -18,6 +18,7 @@ import threading
 from typing import Any
 
 from indexer.cli import show as cli_show
+from indexer.cli.writer_server import WriterServer
 from indexer.engine import Engine
 from indexer.sync.report import SyncReport
 from vault.cli import common as vault_cli
@@ -64,7 +65,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
     # The batch line lists the problems of the files it changed: said once.
     with cli_show.problems_said_in_report(), Engine.open(root) as engine:
         engine.watch(on_batch)
-        with contextlib.suppress(KeyboardInterrupt):
+        # A `memvault search` or `remember` in another shell asks this process (it holds the
+        # model and the indexes) instead of loading its own: indexer.cli.writer_link.
+        with WriterServer(engine), contextlib.suppress(KeyboardInterrupt):
             stop.wait()
     return 0
 

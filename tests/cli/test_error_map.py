@@ -22,6 +22,7 @@ from indexer.backends.backend import IndexLockedError, IndexMismatchError
 from indexer.backends.embeddings import EmbeddingError
 from indexer.backends.readonly import ReadOnlyIndexError
 from indexer.cli import commands as indexer_cli
+from indexer.cli import remember_cmd
 from indexer.jobs.consolidate import StalePreviewError
 from indexer.jobs.consolidate_preview import PreviewFileError
 from indexer.jobs.llm import LLMError
@@ -188,7 +189,7 @@ def test_each_command_is_run_by_the_layer_that_lists_it():
             assert sub.choices[spec.name].get_default("run") is spec.run, (layer, spec.name)
     names = [spec.name for layer in layers for spec in layer.commands]
     assert sorted(names) == sorted(sub.choices) and len(names) == len(set(names))
-    assert sub.choices["remember"].get_default("run") is indexer_cli.cmd_remember
+    assert sub.choices["remember"].get_default("run") is remember_cmd.cmd_remember
 
 
 def test_a_command_two_layers_claim_is_refused_at_assembly():

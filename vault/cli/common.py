@@ -13,6 +13,7 @@ import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vault.errors import BadInput, NotFoundError
 from vault.format.episode_filter import Filters, parse_filters
@@ -21,8 +22,9 @@ from vault.layout.discovery import Located, locate, missing_message, resolved
 from vault.layout.keys import ScopeId
 from vault.layout.layout import STATE_DIR
 from vault.layout.links import VaultLinkError, check_state_dir
-from vault.layout.store import EpisodeNotFoundError
-from vault.writes.operations import Vault
+
+if TYPE_CHECKING:  # loaded where used: `memvault search` from a shell needs neither
+    from vault.writes.operations import Vault
 
 
 class UsageError(BadInput):
@@ -72,6 +74,8 @@ def filters_of(args: argparse.Namespace) -> Filters:
 
 
 def open_vault(args: argparse.Namespace) -> Vault:
+    from vault.writes.operations import Vault
+
     vault = Vault(resolve_vault(args), git=not getattr(args, "no_git", False))
     # After the command: was a write saved but not committed (commit_outcome), and which
     # files did it write (the indexer's step waits until another index writer has them).
@@ -96,6 +100,8 @@ def episode_lookup(args: argparse.Namespace, vault: Vault, scope: ScopeId) -> It
     """An id this chat does not have: say the chat is missing (with the closest ones) if it
     is, else name the exact `memvault list` that shows the ids here. (The plugin and the
     console word it for their own surface: vault.layout.store keeps no CLI command in it.)"""
+    from vault.layout.store import EpisodeNotFoundError
+
     try:
         yield
     except EpisodeNotFoundError as exc:

@@ -16,13 +16,16 @@ __all__ = ["episode_full", "profile_json"]
 
 
 def emit(args: argparse.Namespace, data: Any, text: Callable[[Any], str]) -> int:
-    if getattr(args, "json", False):
-        print(json.dumps(data, ensure_ascii=False, indent=2))
-    else:
-        rendered = text(data)
-        if rendered:
-            print(rendered)
+    print(rendered(args, data, text), end="")
     return 0
+
+
+def rendered(args: argparse.Namespace, data: Any, text: Callable[[Any], str]) -> str:
+    """What `emit` prints (an index writer renders a CLI's answer with it, indexer.cli)."""
+    if getattr(args, "json", False):
+        return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+    shown = text(data)
+    return f"{shown}\n" if shown else ""
 
 
 def state_text(episode_id: str, state: str, changed: bool) -> str:

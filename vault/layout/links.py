@@ -123,9 +123,20 @@ def check_state_dir(root: Path, name: str = ".memvault") -> None:
                 raise VaultLinkError(_state_message(Path(entry.path), "a symbolic link"))
             if entry.is_dir(follow_symlinks=False):
                 stack.append(entry.path)
-            elif not entry.is_file(follow_symlinks=False):
+            elif not entry.is_file(follow_symlinks=False) and not _writer_socket(path, entry):
                 kind = "not a regular file (a FIFO, socket or device)"
                 raise VaultLinkError(_state_message(Path(entry.path), kind))
+
+
+def _writer_socket(state: Path, entry: os.DirEntry[str]) -> bool:
+    """The running index writer's Unix socket (`.memvault/run/writer.sock`, indexer.cli.
+    writer_link): nothing is ever written through it, so it is no link to refuse."""
+    if Path(entry.path) != state / "run" / "writer.sock":
+        return False
+    try:
+        return stat.S_ISSOCK(entry.stat(follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def _state_message(path: Path, kind: str) -> str:

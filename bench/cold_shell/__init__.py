@@ -1,0 +1,1 @@
+"""`memvault search` and `remember` from a cold shell, as real subprocesses of the entry point."""
