@@ -10,8 +10,11 @@ __all__ = [
     "githistory",
     "gitlock",
     "gitlog",
+    "gitmerge",
     "gitplan",
+    "gitremote",
     "gitstate",
+    "gitsync",
     "handedits",
     "secret_guard",
 ]

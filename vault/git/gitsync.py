@@ -1,0 +1,333 @@
+"""`memvault sync`: pull and push a vault through a git remote, so replicas converge.
+
+One sync, under the vault's writer lock (no memory operation runs meanwhile) and git's
+index lock (vault.git.gitlock: a dead holder's lock is recovered, a live one reported):
+1. commit what MemVault itself still has to commit (the journal, as a write would), and
+   refuse if a person has uncommitted edits under bots/ (never merged over);
+2. fetch the remote's branch; fast-forward when ours is behind, a merge commit
+   (vault.git.gitmerge: both memories kept, a conflicting file kept twice) otherwise;
+3. write what changed into the working tree file by file (temp + rename, never through a
+   link), so a running `memvault watch` indexes it; in a writer process the vault's
+   `on_written` hook indexes it at once;
+4. push; if another replica pushed in between, fetch, merge and push once more.
+The last outcome is kept in `.memvault/sync.json` for `status` and Health.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+from dulwich.graph import find_merge_base
+from dulwich.index import commit_tree
+from dulwich.objects import Blob, Commit, ObjectID
+from dulwich.repo import Repo
+
+from vault.files.audit import utc_stamp
+from vault.files.safewrite import atomic_write
+from vault.format.jsonin import load_json
+from vault.git import gitlog, gitmerge, gitplan, gitremote, gitrepo, gitstate
+from vault.git.gitmerge import Flat, MergeResult
+from vault.git.gitremote import Remote, SyncError, SyncRefused
+from vault.git.handedits import uncommitted_edits
+from vault.layout.layout import Layout
+from vault.layout.links import check_no_link
+
+log = logging.getLogger(__name__)
+
+STATE_NAME = "sync.json"
+SHOWN = 3
+
+
+class _Lock(Protocol):
+    def hold(self) -> AbstractContextManager[None]: ...
+
+
+class Synced(Protocol):
+    """What sync needs of a vault (vault.writes.core.VaultCore is one): its writer lock,
+    so no memory operation runs meanwhile, and the hook a writer process indexes through."""
+
+    root: Path
+    layout: Layout
+    lock: _Lock
+    on_written: Callable[[list[str]], None] | None
+
+
+@dataclass
+class SyncResult:
+    remote: str
+    action: str  # up-to-date | pushed | fast-forward | merged
+    head: str
+    pulled: list[str] = field(default_factory=list)  # files the pull changed here
+    pushed: bool = False
+    conflicts: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def as_json(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def sync(vault: Synced, url: str | None = None) -> SyncResult:
+    """Sync `vault` with `url` (else its configured origin); raises SyncError/SyncRefused."""
+    root = vault.root
+    if not (root / ".git").exists():
+        raise SyncRefused(f"{root} has no git history: run `memvault init` there first")
+    started = time.perf_counter()
+    remote_url = url or "?"
+    try:
+        with vault.lock.hold(), Repo(str(root)) as repo:
+            branch = _branch(repo)
+            remote = gitremote.resolve(repo, url, branch)
+            remote_url = remote.url
+            _commit_pending(vault)
+            _refuse_hand_edits(root)
+            result = _pull_push(vault, repo, remote, branch)
+    except (SyncError, SyncRefused) as exc:
+        _record(vault, remote_url, error=str(exc))
+        raise
+    result.seconds = round(time.perf_counter() - started, 3)
+    _record(vault, result.remote, notes=result.notes)
+    log.info(
+        "git=sync remote=%s action=%s pulled=%d conflicts=%d pushed=%s s=%.2f",
+        result.remote, result.action, len(result.pulled), len(result.conflicts),
+        result.pushed, result.seconds,
+    )  # fmt: skip
+    if vault.on_written is not None and result.pulled:
+        try:  # a writer process indexes the pull now; the files are safe on disk already
+            vault.on_written(result.pulled)
+        except Exception as exc:  # noqa: BLE001 - the watcher or the next reconcile catches up
+            log.warning("index=sync_failed paths=%d error=%r", len(result.pulled), str(exc))
+    return result
+
+
+def set_remote(root: Path, url: str) -> None:
+    with Repo(str(root)) as repo:
+        gitremote.set_default(repo, url)
+
+
+def _branch(repo: Repo) -> bytes:
+    refnames, _ = repo.refs.follow(b"HEAD")
+    if not refnames or refnames[-1] == b"HEAD" or len(refnames) < 2:
+        raise SyncRefused(
+            "HEAD is detached: sync merges onto a branch; `git switch main` first, then sync"
+        )
+    return refnames[-1]
+
+
+def _commit_pending(vault: Synced) -> None:
+    """What MemVault wrote but could not commit yet goes in first, as the next write would
+    commit it (only while each file still holds the bytes MemVault wrote)."""
+    state = vault.layout.state_dir
+    plan = gitplan.plan(gitstate.read_pending(state), "sync", {})
+    if not plan.expected:
+        return
+    left: list[str] = []
+    gitlog.commit_paths(
+        vault.root,
+        list(plan.expected),
+        gitplan.message_with_earlier("sync: commit before merging", plan),
+        repair_index=True,
+        expected=plan.accepts(),
+        left=left,
+    )
+    gitstate.committed(state)
+
+
+def _refuse_hand_edits(root: Path) -> None:
+    edits = uncommitted_edits(root)
+    if edits:
+        shown = ", ".join(edits[:SHOWN]) + (
+            f" (+{len(edits) - SHOWN})" if len(edits) > SHOWN else ""
+        )
+        raise SyncRefused(
+            f"{len(edits)} file(s) under bots/ have changes git does not hold ({shown}); sync "
+            f"never merges over a person's work: commit them (`git -C {root} add bots && git "
+            f'-C {root} commit -m "hand edits"`) or undo them, then sync again'
+        )
+
+
+def _pull_push(vault: Synced, repo: Repo, remote: Remote, branch: bytes) -> SyncResult:
+    result = SyncResult(remote.url, "up-to-date", "")
+    for attempt in (1, 2):
+        theirs = gitremote.fetch(repo, remote, branch)
+        ours = _head(repo)
+        head = _merge_in(vault, repo, branch, ours, theirs, result)
+        result.head = head.decode() if head else ""
+        if head is None or head == theirs:
+            return result
+        if gitremote.push(repo, remote, branch, head, theirs):
+            result.pushed = True
+            if result.action == "up-to-date":
+                result.action = "pushed"
+            return result
+        log.info("git=sync_retry reason=remote_moved attempt=%d", attempt)
+    raise SyncRefused(
+        f"{remote.url} changed again while this sync pushed (another replica is syncing): "
+        "your memories are merged and committed here; run `memvault sync` again"
+    )
+
+
+def _head(repo: Repo) -> ObjectID | None:
+    try:
+        return repo.head()
+    except KeyError:
+        return None
+
+
+def _merge_in(
+    vault: Synced,
+    repo: Repo,
+    branch: bytes,
+    ours: ObjectID | None,
+    theirs: ObjectID | None,
+    result: SyncResult,
+) -> ObjectID | None:
+    """Bring `theirs` into our branch and working tree; the head to push (None: empty)."""
+    if theirs is None or theirs == ours:
+        return ours
+    if ours is not None and theirs in _ancestors_of(repo, ours, theirs):
+        return ours  # the remote is behind us: only a push
+    bases = find_merge_base(repo, [ours, theirs]) if ours is not None else []
+    store = repo.object_store
+    base_flat = _flat(repo, bases[0]) if bases else {}
+    ours_flat = _flat(repo, ours)
+    theirs_flat = _flat(repo, theirs)
+
+    def read(sha: ObjectID) -> bytes:
+        blob = store[sha]
+        assert isinstance(blob, Blob)
+        return blob.as_raw_string()
+
+    merged = gitmerge.merge(base_flat, ours_flat, theirs_flat, read, store.add_object)
+    lock = gitrepo.lock_index(repo.index_path())
+    with lock:
+        changed = _write_tree(vault.root, repo, ours_flat, merged.tree)
+        fast = bool(bases) and bases[0] == ours and merged.tree == theirs_flat
+        if ours is None and merged.tree == theirs_flat:
+            fast = True
+        new = theirs if fast else _merge_commit(repo, merged, ours, theirs)
+        if not repo.refs.set_if_equals(branch, ours, new, message=b"memvault sync"):
+            raise SyncRefused("the branch moved during sync (a git command ran): sync again")
+        entries, version = gitrepo.read_index(repo)
+        paths = [os.fsencode(p) for p in changed]
+        gitrepo.refresh_entries(entries, gitrepo.snapshot(repo, vault.root, paths))
+        gitrepo.write_index(lock, repo, entries, version)
+    result.action = "fast-forward" if fast else "merged"
+    result.pulled = sorted(set(result.pulled) | set(changed))
+    result.conflicts += merged.conflicts
+    result.notes += merged.notes()
+    return new
+
+
+def _ancestors_of(repo: Repo, ours: ObjectID, theirs: ObjectID) -> set[ObjectID]:
+    walker = repo.get_walker(include=[ours])
+    return {entry.commit.id for entry in walker if entry.commit.id == theirs}
+
+
+def _flat(repo: Repo, commit_id: ObjectID | None) -> Flat:
+    if commit_id is None:
+        return {}
+    commit = repo[commit_id]
+    assert isinstance(commit, Commit)
+    found = repo.object_store.iter_tree_contents(commit.tree)
+    return {e.path: (e.mode, e.sha) for e in found if e.path is not None}
+
+
+def _merge_commit(
+    repo: Repo, merged: MergeResult, ours: ObjectID | None, theirs: ObjectID
+) -> ObjectID:
+    tree = commit_tree(
+        repo.object_store, [(p, sha, mode) for p, (mode, sha) in merged.tree.items()]
+    )
+    author = gitrepo.identity(repo)
+    now = int(time.time())
+    commit = Commit()
+    commit.tree = tree
+    commit.parents = [c for c in (ours, theirs) if c is not None]
+    commit.author = commit.committer = author
+    commit.author_time = commit.commit_time = now
+    commit.author_timezone = commit.commit_timezone = time.localtime(now).tm_gmtoff
+    lines = [f"sync: merge {theirs.decode()[:12]}", ""] + merged.notes()
+    commit.message = ("\n".join(lines).rstrip() + "\n").encode("utf-8")
+    repo.object_store.add_object(commit)
+    return commit.id
+
+
+def _write_tree(root: Path, repo: Repo, old: Flat, new: Flat) -> list[str]:
+    """Make the working tree hold `new` where it held `old`: each file written by temp +
+    rename (the watcher sees one complete file), never through a link; a file removed only
+    while it still holds the bytes git had (sync refused earlier if a person changed it)."""
+    changed: list[str] = []
+    for path in sorted(set(old) | set(new)):
+        if old.get(path) == new.get(path):
+            continue
+        rel = path.decode("utf-8")
+        target = check_no_link(root, root / rel)
+        entry = new.get(path)
+        if entry is None:
+            if target.is_file() and _bytes(repo, old[path][1]) == target.read_bytes():
+                target.unlink()
+            changed.append(rel)
+            continue
+        if target.is_dir():
+            raise SyncError(f"{rel} is a folder here but a file on the remote: move it, then sync")
+        atomic_write(target, _bytes(repo, entry[1]))
+        changed.append(rel)
+    return changed
+
+
+def _bytes(repo: Repo, sha: ObjectID) -> bytes:
+    blob = repo.object_store[sha]
+    assert isinstance(blob, Blob)
+    return blob.as_raw_string()
+
+
+def _record(
+    vault: Synced, remote: str, *, error: str | None = None, notes: list[str] | None = None
+) -> None:
+    """The last sync's outcome, for `status` and Health (derived state, never committed)."""
+    data = {"remote": remote, "at": utc_stamp(), "error": error, "notes": notes or []}
+    try:
+        path = vault.layout.state_dir / STATE_NAME
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8"))
+    except OSError as exc:
+        log.warning("git=sync_state_not_written error=%r", str(exc))
+
+
+def last_sync(state_dir: Path) -> dict[str, object] | None:
+    path = state_dir / STATE_NAME
+    try:
+        data = load_json(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def conflict_copies(root: Path) -> list[str]:
+    """The versions sync kept beside a conflicting file (vault-relative), sorted."""
+    layout = Layout(root)
+    return sorted(
+        layout.rel(p) for p in layout.iter_vault_files() if gitmerge.is_conflict_copy(p.name)
+    )
+
+
+def problems(root: Path) -> list[str]:
+    """What `status` says about syncing: conflicts kept twice, a last sync that failed."""
+    said = [
+        f"WARN: sync kept two versions of {rel[: rel.rindex('.conflict-')]} (the other is "
+        f"{rel}): keep one, delete the other, then sync"
+        for rel in conflict_copies(root)
+    ]
+    last = last_sync(root / ".memvault")
+    if last is not None and last.get("error"):
+        said.append(f"WARN: the last sync ({last.get('at')}) failed: {last['error']}")
+    return said
