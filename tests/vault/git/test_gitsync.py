@@ -1,0 +1,165 @@
+"""vault.git.gitsync against a hostile or busy remote: what a remote holds outside the vault
+layout is never written, a push race is merged and pushed again, a held git lock is said
+(never a silent no-op). Real dulwich repositories in tmp_path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from dulwich.objects import Blob, Commit, Tree
+from dulwich.repo import Repo
+
+from vault.git import gitremote, gitsync
+from vault.git.gitrepo import GitCommitError
+from vault.layout.keys import ScopeId
+from vault.writes.create import init_vault
+from vault.writes.new_episode import NewEpisode
+from vault.writes.operations import Vault
+
+CHAT = ScopeId("b1", "group_1")
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Path:
+    path = tmp_path / "remote.git"
+    Repo.init_bare(str(path), mkdir=True, default_branch=b"main").close()
+    return path
+
+
+def replica(tmp_path: Path, name: str, remote: Path) -> Vault:
+    root = tmp_path / name
+    init_vault(root)
+    gitsync.set_remote(root, str(remote))
+    return Vault(root)
+
+
+def tree_paths(root: Path) -> set[bytes]:
+    with Repo(str(root)) as repo:
+        tree = repo[repo.head()].tree
+        return {e.path for e in repo.object_store.iter_tree_contents(tree)}
+
+
+def push_hostile_commit(remote: Path) -> None:
+    """A commit on the remote's main holding, beside one good file, a symlink out of the
+    vault, a submodule, a `..` folder, a .gitmodules, a root script and .memvault state."""
+    with Repo(str(remote)) as repo:
+        store = repo.object_store
+        parent = repo.refs[b"refs/heads/main"]
+        base = store[store[parent].tree]
+
+        def blob(data: bytes) -> bytes:
+            b = Blob.from_string(data)
+            store.add_object(b)
+            return b.id
+
+        escape = Tree()
+        escape.add(b"escape.txt", 0o100644, blob(b"escaped"))
+        store.add_object(escape)
+        state = Tree()
+        state.add(b"evil", 0o100644, blob(b"index poison"))
+        store.add_object(state)
+        b1 = Tree()
+        b1.add(b"notes.txt", 0o100644, blob(b"a good file"))
+        b1.add(b"link", 0o120000, blob(b"/etc/passwd"))
+        b1.add(b"sub", 0o160000, parent)
+        b1.add(b"..", 0o040000, escape.id)
+        store.add_object(b1)
+        bots = Tree()
+        bots.add(b"b1", 0o040000, b1.id)
+        store.add_object(bots)
+        top = Tree()
+        for entry in base.iteritems():
+            if entry.path != b"bots":
+                top.add(entry.path, entry.mode, entry.sha)
+        top.add(b"bots", 0o040000, bots.id)
+        top.add(b".gitmodules", 0o100644, blob(b'[submodule "x"]\n\turl = ../../x\n'))
+        top.add(b"evil.sh", 0o100755, blob(b"#!/bin/sh\nrm -rf ~\n"))
+        top.add(b".memvault", 0o040000, state.id)
+        store.add_object(top)
+        commit = Commit()
+        commit.tree, commit.parents = top.id, [parent]
+        commit.author = commit.committer = b"Mallory <m@example.com>"
+        commit.author_time = commit.commit_time = 1_700_000_000
+        commit.author_timezone = commit.commit_timezone = 0
+        commit.message = b"hostile\n"
+        store.add_object(commit)
+        repo.refs[b"refs/heads/main"] = commit.id
+
+
+def test_a_hostile_remote_writes_nothing_outside_the_vault_layout(tmp_path, remote):
+    a = replica(tmp_path, "a", remote)
+    a.remember(NewEpisode(CHAT, "first"))
+    gitsync.sync(a)
+    push_hostile_commit(remote)
+
+    result = gitsync.sync(a)
+
+    root = a.root
+    assert (root / "bots/b1/notes.txt").read_bytes() == b"a good file"
+    assert not (root / "bots/b1/link").exists() and not (root / "bots/b1/link").is_symlink()
+    assert not (root / "bots/b1/sub").exists()
+    assert not (root / "bots/escape.txt").exists() and not (tmp_path / "escape.txt").exists()
+    assert not (root / "bots/b1/../escape.txt").exists()
+    for name in (".gitmodules", "evil.sh", ".memvault/evil"):
+        assert not (root / name).exists(), name
+    refused = " ".join(result.notes)
+    for name in ("bots/b1/link", "bots/b1/sub", ".gitmodules", "evil.sh", ".memvault/evil"):
+        assert name in refused
+    # What this replica commits and pushes back holds none of it either.
+    kept = tree_paths(root)
+    assert b"bots/b1/notes.txt" in kept
+    assert not kept & {b"bots/b1/link", b"bots/b1/sub", b".gitmodules", b"evil.sh"}
+    assert all(b".." not in p.split(b"/") for p in kept)
+    assert gitsync.sync(a).action == "up-to-date"
+
+
+def test_a_push_race_is_fetched_merged_and_pushed_again(tmp_path, remote, monkeypatch):
+    a, c = replica(tmp_path, "a", remote), replica(tmp_path, "c", remote)
+    mine = a.remember(NewEpisode(CHAT, "from a")).id
+    theirs = c.remember(NewEpisode(CHAT, "from c")).id
+    real_push = gitremote.push
+    raced: list[bool] = []
+
+    def push_after_c(*args, **kwargs):  # c pushes between a's fetch and a's push
+        if not raced:
+            raced.append(True)
+            monkeypatch.setattr(gitremote, "push", real_push)
+            gitsync.sync(c)
+            monkeypatch.setattr(gitremote, "push", push_after_c)
+        return real_push(*args, **kwargs)
+
+    monkeypatch.setattr(gitremote, "push", push_after_c)
+    result = gitsync.sync(a)
+
+    assert raced and result.pushed and result.action == "merged"
+    names = {p.rsplit(b"/", 1)[-1] for p in tree_paths(a.root)}
+    assert {f"{mine}.md".encode(), f"{theirs}.md".encode()} <= names
+    with Repo(str(remote)) as bare:
+        assert bare.refs[b"refs/heads/main"] == Repo(str(a.root)).head()
+
+
+def test_a_git_lock_held_by_a_person_is_said_not_skipped(tmp_path, remote):
+    a, b = replica(tmp_path, "a", remote), replica(tmp_path, "b", remote)
+    a.remember(NewEpisode(CHAT, "to pull"))
+    gitsync.sync(a)
+    lock = b.root / ".git" / "index.lock"
+    lock.write_bytes(b"")  # a person's `git add` in progress (no MemVault pin)
+    with pytest.raises(GitCommitError, match="held by another git process"):
+        gitsync.sync(b)
+    lock.unlink()
+    assert gitsync.sync(b).action in ("fast-forward", "merged")
+
+
+def test_a_memory_written_before_sync_but_not_committed_is_committed_first(tmp_path, remote):
+    a = replica(tmp_path, "a", remote)
+    lock = a.root / ".git" / "index.lock"
+    lock.write_bytes(b"")
+    saved = a.remember(NewEpisode(CHAT, "saved while git was locked"))
+    assert a.commit_failure is not None  # on disk, journaled, not committed
+    lock.unlink()
+    gitsync.sync(a)
+    names = {p.rsplit(b"/", 1)[-1] for p in tree_paths(a.root)}
+    assert f"{saved.id}.md".encode() in names
+    with Repo(str(remote)) as bare:
+        assert bare.refs[b"refs/heads/main"] == Repo(str(a.root)).head()
