@@ -17,4 +17,5 @@ __all__ = [
     "gitsync",
     "handedits",
     "secret_guard",
+    "syncloop",
 ]
