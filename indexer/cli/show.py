@@ -21,7 +21,7 @@ from indexer.sync.report import SyncReport
 from vault.cli.output import plural
 from vault.files import filelocks
 from vault.format.model import FormatError
-from vault.git import gitstate, gitsync
+from vault.git import gitstate, syncstate
 from vault.layout.layout import Layout
 from vault.layout.store import read_episode_file
 from vault.layout.views import episode_item
@@ -235,7 +235,7 @@ def status_json(root: Path) -> dict[str, Any]:
         "embedding": truth.embedding,
         "writer": writer,
         "git": {"level": git[0], "detail": git[1]} if git else None,
-        "sync": gitsync.problems(root),  # conflicts kept twice, a failing sync
+        "sync": syncstate.problems(root),  # conflicts kept twice, a failing sync
         "problems": [p.as_json() for p in truth.problems],
         "indexed_files": truth.indexed_files,  # in the index, as last synced
         "pending": truth.pending.as_json(),

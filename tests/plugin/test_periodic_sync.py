@@ -11,7 +11,7 @@ import pytest
 from dulwich.repo import Repo
 
 from indexer.retrieval.search_query import SearchQuery
-from vault.git import gitsync
+from vault.git import gitsync, syncstate
 from vault.layout.keys import ScopeId
 from vault.writes.create import init_vault
 from vault.writes.new_episode import NewEpisode
@@ -56,7 +56,7 @@ def test_a_pull_in_the_plugin_is_searchable_at_once_and_a_failure_is_only_record
 
         service.sync_loop.remote = str(tmp_path / "gone.git")
         assert service.sync_loop.once() is None  # logged and recorded, not raised
-        said = gitsync.problems(node)
+        said = syncstate.problems(node)
         assert any("last sync" in line and "gone.git" in line for line in said)
     finally:
         service.close()

@@ -18,4 +18,5 @@ __all__ = [
     "handedits",
     "secret_guard",
     "syncloop",
+    "syncstate",
 ]

@@ -10,12 +10,11 @@ index lock (vault.git.gitlock: a dead holder's lock is recovered, a live one rep
    link), so a running `memvault watch` indexes it; in a writer process the vault's
    `on_written` hook indexes it at once;
 4. push; if another replica pushed in between, fetch, merge and push once more.
-The last outcome is kept in `.memvault/sync.json` for `status` and Health.
+The last outcome is kept for `status` and Health (vault.git.syncstate).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import time
@@ -30,10 +29,9 @@ from dulwich.index import commit_tree
 from dulwich.objects import Blob, Commit, ObjectID
 from dulwich.repo import Repo
 
-from vault.files.audit import utc_stamp
+from vault.errors import MemVaultError
 from vault.files.safewrite import atomic_write
-from vault.format.jsonin import load_json
-from vault.git import gitlog, gitmerge, gitplan, gitremote, gitrepo, gitstate
+from vault.git import gitlog, gitmerge, gitplan, gitremote, gitrepo, gitstate, syncstate
 from vault.git.gitmerge import Flat, MergeResult
 from vault.git.gitremote import Remote, SyncError, SyncRefused
 from vault.git.handedits import uncommitted_edits
@@ -42,7 +40,6 @@ from vault.layout.links import check_no_link
 
 log = logging.getLogger(__name__)
 
-STATE_NAME = "sync.json"
 SHOWN = 3
 
 
@@ -76,25 +73,24 @@ class SyncResult:
 
 
 def sync(vault: Synced, url: str | None = None) -> SyncResult:
-    """Sync `vault` with `url` (else its configured origin); raises SyncError/SyncRefused."""
+    """Sync `vault` with `url` (else its configured origin); raises SyncError/SyncRefused,
+    or GitCommitError when git's index lock is held by someone else."""
     root = vault.root
     if not (root / ".git").exists():
         raise SyncRefused(f"{root} has no git history: run `memvault init` there first")
     started = time.perf_counter()
     remote_url = url or "?"
     try:
-        with vault.lock.hold(), Repo(str(root)) as repo:
+        with Repo(str(root)) as repo:
             branch = _branch(repo)
             remote = gitremote.resolve(repo, url, branch)
             remote_url = remote.url
-            _commit_pending(vault)
-            _refuse_hand_edits(root)
             result = _pull_push(vault, repo, remote, branch)
-    except (SyncError, SyncRefused) as exc:
-        _record(vault, remote_url, error=str(exc))
+    except MemVaultError as exc:
+        syncstate.record(vault.layout.state_dir, remote_url, error=str(exc))
         raise
     result.seconds = round(time.perf_counter() - started, 3)
-    _record(vault, result.remote, notes=result.notes)
+    syncstate.record(vault.layout.state_dir, result.remote, notes=result.notes)
     log.info(
         "git=sync remote=%s action=%s pulled=%d conflicts=%d pushed=%s s=%.2f",
         result.remote, result.action, len(result.pulled), len(result.conflicts),
@@ -155,11 +151,15 @@ def _refuse_hand_edits(root: Path) -> None:
 
 
 def _pull_push(vault: Synced, repo: Repo, remote: Remote, branch: bytes) -> SyncResult:
+    """Fetch and push outside the writer lock (a slow network must not make a memory
+    operation time out waiting); commit, merge and write the files under it."""
     result = SyncResult(remote.url, "up-to-date", "")
     for attempt in (1, 2):
         theirs = gitremote.fetch(repo, remote, branch)
-        ours = _head(repo)
-        head = _merge_in(vault, repo, branch, ours, theirs, result)
+        with vault.lock.hold():
+            _commit_pending(vault)
+            _refuse_hand_edits(vault.root)
+            head = _merge_in(vault, repo, branch, _head(repo), theirs, result)
         result.head = head.decode() if head else ""
         if head is None or head == theirs:
             return result
@@ -193,9 +193,9 @@ def _merge_in(
     """Bring `theirs` into our branch and working tree; the head to push (None: empty)."""
     if theirs is None or theirs == ours:
         return ours
-    if ours is not None and theirs in _ancestors_of(repo, ours, theirs):
-        return ours  # the remote is behind us: only a push
     bases = find_merge_base(repo, [ours, theirs]) if ours is not None else []
+    if theirs in bases:
+        return ours  # the remote is behind us: only a push
     store = repo.object_store
     base_flat = _flat(repo, bases[0]) if bases else {}
     ours_flat = _flat(repo, ours)
@@ -225,11 +225,6 @@ def _merge_in(
     result.conflicts += merged.conflicts
     result.notes += merged.notes()
     return new
-
-
-def _ancestors_of(repo: Repo, ours: ObjectID, theirs: ObjectID) -> set[ObjectID]:
-    walker = repo.get_walker(include=[ours])
-    return {entry.commit.id for entry in walker if entry.commit.id == theirs}
 
 
 def _flat(repo: Repo, commit_id: ObjectID | None) -> Flat:
@@ -265,20 +260,22 @@ def _write_tree(root: Path, repo: Repo, old: Flat, new: Flat) -> list[str]:
     """Make the working tree hold `new` where it held `old`: each file written by temp +
     rename (the watcher sees one complete file), never through a link; a file removed only
     while it still holds the bytes git had (sync refused earlier if a person changed it)."""
-    changed: list[str] = []
-    for path in sorted(set(old) | set(new)):
-        if old.get(path) == new.get(path):
-            continue
+    paths = [p for p in sorted(set(old) | set(new)) if old.get(p) != new.get(p)]
+    for path in paths:  # every target checked before the first write: all or nothing
         rel = path.decode("utf-8")
         target = check_no_link(root, root / rel)
+        if path in new and target.is_dir():
+            raise SyncError(f"{rel} is a folder here but a file on the remote: move it, then sync")
+    changed: list[str] = []
+    for path in paths:
+        rel = path.decode("utf-8")
+        target = root / rel
         entry = new.get(path)
         if entry is None:
             if target.is_file() and _bytes(repo, old[path][1]) == target.read_bytes():
                 target.unlink()
             changed.append(rel)
             continue
-        if target.is_dir():
-            raise SyncError(f"{rel} is a folder here but a file on the remote: move it, then sync")
         atomic_write(target, _bytes(repo, entry[1]))
         changed.append(rel)
     return changed
@@ -288,46 +285,3 @@ def _bytes(repo: Repo, sha: ObjectID) -> bytes:
     blob = repo.object_store[sha]
     assert isinstance(blob, Blob)
     return blob.as_raw_string()
-
-
-def _record(
-    vault: Synced, remote: str, *, error: str | None = None, notes: list[str] | None = None
-) -> None:
-    """The last sync's outcome, for `status` and Health (derived state, never committed)."""
-    data = {"remote": remote, "at": utc_stamp(), "error": error, "notes": notes or []}
-    try:
-        path = vault.layout.state_dir / STATE_NAME
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8"))
-    except OSError as exc:
-        log.warning("git=sync_state_not_written error=%r", str(exc))
-
-
-def last_sync(state_dir: Path) -> dict[str, object] | None:
-    path = state_dir / STATE_NAME
-    try:
-        data = load_json(path.read_text(encoding="utf-8"), str(path))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def conflict_copies(root: Path) -> list[str]:
-    """The versions sync kept beside a conflicting file (vault-relative), sorted."""
-    layout = Layout(root)
-    return sorted(
-        layout.rel(p) for p in layout.iter_vault_files() if gitmerge.is_conflict_copy(p.name)
-    )
-
-
-def problems(root: Path) -> list[str]:
-    """What `status` says about syncing: conflicts kept twice, a last sync that failed."""
-    said = [
-        f"WARN: sync kept two versions of {rel[: rel.rindex('.conflict-')]} (the other is "
-        f"{rel}): keep one, delete the other, then sync"
-        for rel in conflict_copies(root)
-    ]
-    last = last_sync(root / ".memvault")
-    if last is not None and last.get("error"):
-        said.append(f"WARN: the last sync ({last.get('at')}) failed: {last['error']}")
-    return said
