@@ -4,6 +4,10 @@ layout is never written, a push race is merged and pushed again, a held git lock
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -163,3 +167,53 @@ def test_a_memory_written_before_sync_but_not_committed_is_committed_first(tmp_p
     assert f"{saved.id}.md".encode() in names
     with Repo(str(remote)) as bare:
         assert bare.refs[b"refs/heads/main"] == Repo(str(a.root)).head()
+
+
+def test_a_running_watcher_indexes_what_a_sync_pulled(tmp_path, remote, tiny_embedder):
+    from indexer.engine import Engine
+    from indexer.retrieval.search_query import SearchQuery
+
+    a, b = replica(tmp_path, "a", remote), replica(tmp_path, "b", remote)
+    engine = Engine.open(b.root, embedder=tiny_embedder)
+    ready = threading.Event()
+    engine.watch(on_batch=lambda *_: ready.set())
+    try:
+        assert ready.wait(10)  # the watcher's first reconcile is done
+        pulled = a.remember(NewEpisode(CHAT, "the lighthouse keeper feeds a gull")).id
+        gitsync.sync(a)
+        gitsync.sync(Vault(b.root))  # another process's view: no on_written hook
+        deadline = time.monotonic() + 10  # the latency itself is bench/gitsync's number
+        while time.monotonic() < deadline:
+            hits = engine.search(SearchQuery("lighthouse keeper gull", CHAT))
+            if [h.doc.episode_id for h in hits] == [pulled]:
+                break
+            time.sleep(0.05)
+        assert [h.doc.episode_id for h in hits] == [pulled]
+    finally:
+        engine.close()
+
+
+@pytest.mark.subprocess
+def test_an_index_lock_left_by_a_killed_memvault_is_recovered_and_sync_runs(
+    tmp_path, remote, caplog
+):
+    from tests.cli.test_git_recovery import MEMVAULT_HOLDER, kill, wait_line
+
+    a, b = replica(tmp_path, "a", remote), replica(tmp_path, "b", remote)
+    a.remember(NewEpisode(CHAT, "pulled past a dead lock"))
+    gitsync.sync(a)
+    index = str(b.root / ".git" / "index")
+    child = subprocess.Popen(
+        [sys.executable, "-c", MEMVAULT_HOLDER, index],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    wait_line(child, "held")
+    kill(child)
+    assert (b.root / ".git" / "index.lock").exists()
+    with caplog.at_level("WARNING", logger="vault.git.gitlock"):
+        result = gitsync.sync(b)
+    assert result.action in ("fast-forward", "merged") and result.pulled
+    assert f"dead_pid={child.pid}" in caplog.text  # recovered, and said
+    assert not (b.root / ".git" / "index.lock").exists()
