@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -30,7 +31,7 @@ from dulwich.objects import Blob, Commit, ObjectID
 from dulwich.repo import Repo
 
 from vault.errors import MemVaultError
-from vault.files.safewrite import atomic_write
+from vault.files.safewrite import atomic_write, content_hash
 from vault.git import gitlog, gitmerge, gitplan, gitremote, gitrepo, gitstate, syncstate
 from vault.git.gitmerge import Flat, MergeResult
 from vault.git.gitremote import Remote, SyncError, SyncRefused
@@ -209,7 +210,7 @@ def _merge_in(
     merged = gitmerge.merge(base_flat, ours_flat, theirs_flat, read, store.add_object)
     lock = gitrepo.lock_index(repo.index_path())
     with lock:
-        changed = _write_tree(vault.root, repo, ours_flat, merged.tree)
+        changed = _write_tree(vault, repo, ours_flat, merged.tree)
         fast = bool(bases) and bases[0] == ours and merged.tree == theirs_flat
         if ours is None and merged.tree == theirs_flat:
             fast = True
@@ -220,6 +221,7 @@ def _merge_in(
         paths = [os.fsencode(p) for p in changed]
         gitrepo.refresh_entries(entries, gitrepo.snapshot(repo, vault.root, paths))
         gitrepo.write_index(lock, repo, entries, version)
+    gitstate.committed(vault.layout.state_dir)  # under the writer lock: only our lines
     result.action = "fast-forward" if fast else "merged"
     result.pulled = sorted(set(result.pulled) | set(changed))
     result.conflicts += merged.conflicts
@@ -256,29 +258,38 @@ def _merge_commit(
     return commit.id
 
 
-def _write_tree(root: Path, repo: Repo, old: Flat, new: Flat) -> list[str]:
+def _write_tree(vault: Synced, repo: Repo, old: Flat, new: Flat) -> list[str]:
     """Make the working tree hold `new` where it held `old`: each file written by temp +
     rename (the watcher sees one complete file), never through a link; a file removed only
-    while it still holds the bytes git had (sync refused earlier if a person changed it)."""
+    while it still holds the bytes git had (sync refused earlier if a person changed it).
+
+    Journaled first like any MemVault write (vault.git.gitstate): killed before the branch
+    moves, the next memory operation commits these files instead of leaving them looking
+    like a person's uncommitted edits."""
+    root = vault.root
     paths = [p for p in sorted(set(old) | set(new)) if old.get(p) != new.get(p)]
+    planned: dict[str, bytes | None] = {}
     for path in paths:  # every target checked before the first write: all or nothing
         rel = path.decode("utf-8")
         target = check_no_link(root, root / rel)
         if path in new and target.is_dir():
             raise SyncError(f"{rel} is a folder here but a file on the remote: move it, then sync")
-    changed: list[str] = []
-    for path in paths:
-        rel = path.decode("utf-8")
-        target = root / rel
         entry = new.get(path)
-        if entry is None:
-            if target.is_file() and _bytes(repo, old[path][1]) == target.read_bytes():
+        planned[rel] = None if entry is None else _bytes(repo, entry[1])
+    if not planned:
+        return []
+    files = {rel: None if data is None else content_hash(data) for rel, data in planned.items()}
+    op = f"sync-{secrets.token_hex(6)}"
+    gitstate.record_pending(vault.layout.state_dir, op, "sync: files pulled from the remote", files)
+    for rel, data in planned.items():
+        target = root / rel
+        if data is None:
+            old_bytes = _bytes(repo, old[rel.encode("utf-8")][1])
+            if target.is_file() and target.read_bytes() == old_bytes:
                 target.unlink()
-            changed.append(rel)
             continue
-        atomic_write(target, _bytes(repo, entry[1]))
-        changed.append(rel)
-    return changed
+        atomic_write(target, data)
+    return list(planned)
 
 
 def _bytes(repo: Repo, sha: ObjectID) -> bytes:

@@ -217,3 +217,50 @@ def test_an_index_lock_left_by_a_killed_memvault_is_recovered_and_sync_runs(
     assert result.action in ("fast-forward", "merged") and result.pulled
     assert f"dead_pid={child.pid}" in caplog.text  # recovered, and said
     assert not (b.root / ".git" / "index.lock").exists()
+
+
+# A sync that stops for good after writing the pulled files, before moving the branch.
+STALLED_SYNC = r"""
+import sys, time
+from pathlib import Path
+from vault.git import gitsync
+from vault.writes.operations import Vault
+real = gitsync._write_tree
+def stalled(*args, **kwargs):
+    written = real(*args, **kwargs)
+    print("stalled", flush=True)
+    time.sleep(120)
+    return written
+gitsync._write_tree = stalled
+gitsync.sync(Vault(Path(sys.argv[1])))
+"""
+
+
+@pytest.mark.subprocess
+def test_a_sync_killed_after_writing_the_pull_is_committed_by_the_next_operation(tmp_path, remote):
+    from dulwich import porcelain
+
+    from tests.cli.test_git_recovery import kill, wait_line
+
+    a, b = replica(tmp_path, "a", remote), replica(tmp_path, "b", remote)
+    pulled = a.remember(NewEpisode(CHAT, "pulled, then the sync was killed")).id
+    gitsync.sync(a)
+    child = subprocess.Popen(
+        [sys.executable, "-c", STALLED_SYNC, str(b.root)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    wait_line(child, "stalled")
+    kill(child)
+    assert any(pulled in p.name for p in (b.root / "bots").rglob("*.md"))  # on disk only
+
+    mine = Vault(b.root).remember(NewEpisode(CHAT, "the next memory on b")).id
+
+    status = porcelain.status(str(b.root), untracked_files="all")
+    assert status.untracked == [] and status.unstaged == []  # nothing left looking hand-made
+    names = {p.rsplit(b"/", 1)[-1] for p in tree_paths(b.root)}
+    assert {f"{pulled}.md".encode(), f"{mine}.md".encode()} <= names
+    gitsync.sync(Vault(b.root))  # not refused; and both replicas converge
+    gitsync.sync(a)
+    assert tree_paths(a.root) == tree_paths(b.root)
