@@ -8,13 +8,14 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 from dulwich.objects import Blob, Commit, Tree
 from dulwich.repo import Repo
 
-from vault.git import gitremote, gitsync
+from vault.git import gitremote, gitrepo, gitsync
 from vault.git.gitrepo import GitCommitError
 from vault.layout.keys import ScopeId
 from vault.writes.create import init_vault
@@ -143,7 +144,8 @@ def test_a_push_race_is_fetched_merged_and_pushed_again(tmp_path, remote, monkey
         assert bare.refs[b"refs/heads/main"] == Repo(str(a.root)).head()
 
 
-def test_a_git_lock_held_by_a_person_is_said_not_skipped(tmp_path, remote):
+def test_a_git_lock_held_by_a_person_is_said_not_skipped(tmp_path, remote, monkeypatch):
+    monkeypatch.setattr(gitrepo, "LOCK_WAIT_SECONDS", 0.1)  # the wait is not the subject
     a, b = replica(tmp_path, "a", remote), replica(tmp_path, "b", remote)
     a.remember(NewEpisode(CHAT, "to pull"))
     gitsync.sync(a)
@@ -155,7 +157,10 @@ def test_a_git_lock_held_by_a_person_is_said_not_skipped(tmp_path, remote):
     assert gitsync.sync(b).action in ("fast-forward", "merged")
 
 
-def test_a_memory_written_before_sync_but_not_committed_is_committed_first(tmp_path, remote):
+def test_a_memory_written_before_sync_but_not_committed_is_committed_first(
+    tmp_path, remote, monkeypatch
+):
+    monkeypatch.setattr(gitrepo, "LOCK_WAIT_SECONDS", 0.1)
     a = replica(tmp_path, "a", remote)
     lock = a.root / ".git" / "index.lock"
     lock.write_bytes(b"")
@@ -264,3 +269,30 @@ def test_a_sync_killed_after_writing_the_pull_is_committed_by_the_next_operation
     gitsync.sync(Vault(b.root))  # not refused; and both replicas converge
     gitsync.sync(a)
     assert tree_paths(a.root) == tree_paths(b.root)
+
+
+def test_remembers_while_the_same_node_syncs_are_all_committed_and_travel(tmp_path, remote):
+    a, b = replica(tmp_path, "a", remote), replica(tmp_path, "b", remote)
+    from_a = [a.remember(NewEpisode(CHAT, f"from a {i}")).id for i in range(3)]
+    gitsync.sync(a)
+
+    def writer() -> list[str]:  # the plugin answering chats while its periodic sync runs
+        node = Vault(b.root)
+        return [node.remember(NewEpisode(CHAT, f"from b {i}")).id for i in range(8)]
+
+    with ThreadPoolExecutor(1) as pool:
+        job = pool.submit(writer)
+        while not job.done():
+            gitsync.sync(Vault(b.root))
+        written = job.result()  # a failure in the writer is raised here
+    assert len(written) == 8
+    gitsync.sync(Vault(b.root))
+    gitsync.sync(a)
+    wanted = {f"{i}.md".encode() for i in [*from_a, *written]}
+    for node in (a, b):
+        assert wanted <= {p.rsplit(b"/", 1)[-1] for p in tree_paths(node.root)}
+    assert tree_paths(a.root) == tree_paths(b.root)
+    from dulwich import porcelain
+
+    status = porcelain.status(str(b.root), untracked_files="all")
+    assert status.untracked == [] and status.unstaged == [] and not any(status.staged.values())
