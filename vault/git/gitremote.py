@@ -50,6 +50,23 @@ class Remote:
     url: str
     tracking: bytes | None  # refs/remotes/origin/<branch> when it is the configured origin
 
+    @property
+    def shown(self) -> str:
+        return shown(self.url)
+
+
+def shown(url: str) -> str:
+    """`url` without the password or token a person may have put in it: what messages,
+    logs and .memvault/sync.json say (the config keeps the real one)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    host, slash, path = rest.partition("/")
+    if "@" not in host:
+        return url
+    user = host.rpartition("@")[0].partition(":")[0]
+    return f"{scheme}://{user}:***@{host.rpartition('@')[2]}{slash}{path}"
+
 
 def configured(repo: Repo) -> str | None:
     try:
@@ -84,6 +101,7 @@ def resolve(repo: Repo, given: str | None, branch: bytes) -> Remote:
 @contextmanager
 def talking(url: str, what: str) -> Iterator[None]:
     """Turn a transport's failure into a SyncError that says what to do next."""
+    real, url = url, shown(url)
     try:
         yield
     except (HTTPUnauthorized, HTTPProxyUnauthorized) as exc:
@@ -98,14 +116,18 @@ def talking(url: str, what: str) -> Iterator[None]:
         ) from exc
     except HangupException as exc:
         raise SyncError(
-            f"{what} {url} failed: the remote hung up ({exc}); check the URL, the network and "
-            "your access (ssh key, token), then retry"
+            f"{what} {url} failed: the remote hung up ({_said(exc, real)}); check the URL, the "
+            "network and your access (ssh key, token), then retry"
         ) from exc
     except (GitProtocolError, OSError) as exc:
         raise SyncError(
-            f"{what} {url} failed: {exc}; check the URL and that the remote is reachable, then "
-            "retry"
+            f"{what} {url} failed: {_said(exc, real)}; check the URL and that the remote is "
+            "reachable, then retry"
         ) from exc
+
+
+def _said(exc: BaseException, real: str) -> str:
+    return str(exc).replace(real, shown(real))
 
 
 def client_for(repo: Repo, url: str, operation: str) -> tuple[GitClient, str]:
@@ -160,7 +182,7 @@ def push(repo: Repo, remote: Remote, branch: bytes, new: ObjectID, old: ObjectID
     if error is not None:
         if "non-fast-forward" in error or "fetch first" in error:
             return False
-        raise SyncError(f"pushing to {remote.url} was refused: {error}; fix that, then retry")
+        raise SyncError(f"pushing to {remote.shown} was refused: {error}; fix that, then retry")
     if remote.tracking is not None:
         repo.refs.set_if_equals(remote.tracking, None, new, message=b"memvault sync: push")
     return True

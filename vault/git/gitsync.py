@@ -80,12 +80,12 @@ def sync(vault: Synced, url: str | None = None) -> SyncResult:
     if not (root / ".git").exists():
         raise SyncRefused(f"{root} has no git history: run `memvault init` there first")
     started = time.perf_counter()
-    remote_url = url or "?"
+    remote_url = gitremote.shown(url) if url else "?"
     try:
         with Repo(str(root)) as repo:
             branch = _branch(repo)
             remote = gitremote.resolve(repo, url, branch)
-            remote_url = remote.url
+            remote_url = remote.shown
             result = _pull_push(vault, repo, remote, branch)
     except MemVaultError as exc:
         syncstate.record(vault.layout.state_dir, remote_url, error=str(exc))
@@ -154,7 +154,7 @@ def _refuse_hand_edits(root: Path) -> None:
 def _pull_push(vault: Synced, repo: Repo, remote: Remote, branch: bytes) -> SyncResult:
     """Fetch and push outside the writer lock (a slow network must not make a memory
     operation time out waiting); commit, merge and write the files under it."""
-    result = SyncResult(remote.url, "up-to-date", "")
+    result = SyncResult(remote.shown, "up-to-date", "")
     for attempt in (1, 2):
         theirs = gitremote.fetch(repo, remote, branch)
         with vault.lock.hold():
@@ -171,7 +171,7 @@ def _pull_push(vault: Synced, repo: Repo, remote: Remote, branch: bytes) -> Sync
             return result
         log.info("git=sync_retry reason=remote_moved attempt=%d", attempt)
     raise SyncRefused(
-        f"{remote.url} changed again while this sync pushed (another replica is syncing): "
+        f"{remote.shown} changed again while this sync pushed (another replica is syncing): "
         "your memories are merged and committed here; run `memvault sync` again"
     )
 

@@ -4,6 +4,7 @@ layout is never written, a push race is merged and pushed again, a held git lock
 
 from __future__ import annotations
 
+import http.server
 import subprocess
 import sys
 import threading
@@ -296,3 +297,32 @@ def test_remembers_while_the_same_node_syncs_are_all_committed_and_travel(tmp_pa
 
     status = porcelain.status(str(b.root), untracked_files="all")
     assert status.untracked == [] and status.unstaged == [] and not any(status.staged.values())
+
+
+class _Refusing(http.server.BaseHTTPRequestHandler):
+    """An https-style git server that wants credentials it was not given."""
+
+    def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", 'Basic realm="git"')
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_remote_asking_for_credentials_says_so_and_never_shows_the_token(tmp_path, remote):
+    a = replica(tmp_path, "a", remote)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Refusing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://alice:s3cr3t-t0ken@127.0.0.1:{server.server_port}/vault.git"
+        with pytest.raises(gitremote.SyncError) as raised:
+            gitsync.sync(a, url)
+    finally:
+        server.shutdown()
+    said = str(raised.value)
+    assert "credentials are missing or wrong" in said and "s3cr3t" not in said
+    state = (a.root / ".memvault" / "sync.json").read_text()
+    assert "credentials" in state and "s3cr3t" not in state
