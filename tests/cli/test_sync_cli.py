@@ -114,6 +114,13 @@ def test_a_file_changed_on_both_keeps_both_versions_and_check_and_status_report_
     assert (a / path).with_name(copies[0].name).read_bytes() == copies[0].read_bytes()
     assert found_ids(a, "orange", "--status", "all") == [episode_id]  # one memory, not two
 
+    copies[0].unlink()  # resolved: the remote's version is the one to keep
+    memvault("sync", "--vault", b)  # the deletion is committed by sync, and travels
+    memvault("sync", "--vault", a)
+    for node in (a, b):
+        assert not list((node / path).parent.glob("*.conflict-*"))
+        memvault("check", "--vault", node)  # exit 0 again
+
 
 def test_a_delete_on_one_replica_and_an_edit_on_the_other_keeps_the_edit(replicas):
     _, a, b = replicas

@@ -139,15 +139,29 @@ def _commit_pending(vault: Synced) -> None:
 
 
 def _refuse_hand_edits(root: Path) -> None:
+    """Refuse while a person has uncommitted work under bots/; a conflict copy they deleted
+    (the way to keep the remote's version) is the one change sync commits for them: it made
+    that file, and git history keeps it."""
     edits = uncommitted_edits(root)
+    resolved = [
+        rel
+        for rel in edits
+        if gitmerge.is_conflict_copy(rel.rsplit("/", 1)[-1]) and not os.path.lexists(root / rel)
+    ]
+    if resolved:
+        message = (
+            f"sync: {len(resolved)} conflict cop{'y' if len(resolved) == 1 else 'ies'} resolved"
+        )
+        gitlog.commit_paths(root, resolved, message, expected={p: {None} for p in resolved})
+        edits = uncommitted_edits(root)
     if edits:
         shown = ", ".join(edits[:SHOWN]) + (
             f" (+{len(edits) - SHOWN})" if len(edits) > SHOWN else ""
         )
         raise SyncRefused(
             f"{len(edits)} file(s) under bots/ have changes git does not hold ({shown}); sync "
-            f"never merges over a person's work: commit them (`git -C {root} add bots && git "
-            f'-C {root} commit -m "hand edits"`) or undo them, then sync again'
+            f"never merges over a person's work: commit them (`git -C {root} add -A bots && "
+            f'git -C {root} commit -m "hand edits"`) or undo them, then sync again'
         )
 
 

@@ -110,8 +110,8 @@ def _conflict_hint(rel: str) -> str:
     kept = rel[: rel.rindex(".conflict-")]
     return (
         f"`memvault sync` found {kept} changed on two replicas: the remote's version is "
-        f"at {kept}, this file is the other one (not indexed); keep what should stay in "
-        f"{kept}, delete this file, then sync"
+        f"at {kept}, this file is the other one (not indexed): delete it to keep the "
+        "remote's, or move it over the file and commit that to keep this one; then sync"
     )
 
 
