@@ -45,9 +45,12 @@ def _text(data: dict[str, Any]) -> str:
         "fast-forward": f"{data['remote']}: pulled {out.plural(pulled, 'file')} (fast-forward)",
         "merged": f"{data['remote']}: merged {out.plural(pulled, 'file')} from the remote",
     }[data["action"]]
+    if data["action"] == "merged" and not pulled:
+        said = f"{data['remote']}: merged the remote's history (no file changed here)"
     if data["action"] in ("fast-forward", "merged"):
         said += ", pushed" if data["pushed"] else ""
-        said += "; a running `memvault watch` indexes them, else the next search catches up"
+        if pulled:
+            said += "; a running `memvault watch` indexes them, else the next search catches up"
     lines = [f"{said} ({data['seconds']:.2f}s)"]
     lines += [f"warning: {note}" for note in data["notes"]]
     return "\n".join(lines)
