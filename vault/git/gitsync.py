@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
 import time
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -26,18 +25,25 @@ from pathlib import Path
 from typing import Protocol
 
 from dulwich.graph import find_merge_base
-from dulwich.index import commit_tree
 from dulwich.objects import Blob, Commit, ObjectID
 from dulwich.repo import Repo
 
 from vault.errors import MemVaultError
-from vault.files.safewrite import atomic_write, content_hash
-from vault.git import gitlog, gitmerge, gitplan, gitremote, gitrepo, gitstate, syncstate
-from vault.git.gitmerge import Flat, MergeResult
-from vault.git.gitremote import Remote, SyncError, SyncRefused
+from vault.git import (
+    gitlog,
+    gitmerge,
+    gitplan,
+    gitremote,
+    gitrepo,
+    gitstate,
+    gittrees,
+    syncstate,
+    syncwrite,
+)
+from vault.git.gitmerge import MergeResult
+from vault.git.gitremote import Remote, SyncRefused
 from vault.git.handedits import uncommitted_edits
 from vault.layout.layout import Layout
-from vault.layout.links import check_no_link
 
 log = logging.getLogger(__name__)
 
@@ -212,23 +218,31 @@ def _merge_in(
     if theirs in bases:
         return ours  # the remote is behind us: only a push
     store = repo.object_store
-    base_flat = _flat(repo, bases[0]) if bases else {}
-    ours_flat = _flat(repo, ours)
-    theirs_flat = _flat(repo, theirs)
+    base_tree = _tree(repo, bases[0]) if bases else None
+    ours_tree, theirs_tree = _tree(repo, ours), _tree(repo, theirs)
 
     def read(sha: ObjectID) -> bytes:
         blob = store[sha]
         assert isinstance(blob, Blob)
         return blob.as_raw_string()
 
-    merged = gitmerge.merge(base_flat, ours_flat, theirs_flat, read, store.add_object)
+    if ours_tree is None:  # an unborn branch: everything is the remote's
+        trees = gittrees.flat(store, base_tree), {}, gittrees.flat(store, theirs_tree)
+    else:
+        trees = gittrees.changed_only(store, base_tree, ours_tree, theirs_tree)
+    merged = gitmerge.merge(*trees, read, store.add_object)
+    if ours_tree is not None and gittrees.clashes(store, ours_tree, trees[1], merged.tree):
+        trees = tuple(gittrees.flat(store, t) for t in (base_tree, ours_tree, theirs_tree))
+        merged = gitmerge.merge(*trees, read, store.add_object)
+    ours_flat = trees[1]
+    tree = gittrees.build(store, ours_tree, ours_flat, merged.tree)
     lock = gitrepo.lock_index(repo.index_path())
     with lock:
-        changed = _write_tree(vault, repo, ours_flat, merged.tree)
-        fast = bool(bases) and bases[0] == ours and merged.tree == theirs_flat
-        if ours is None and merged.tree == theirs_flat:
-            fast = True
-        new = theirs if fast else _merge_commit(repo, merged, ours, theirs)
+        changed = syncwrite.write_tree(
+            vault.root, vault.layout.state_dir, repo, ours_flat, merged.tree
+        )
+        fast = tree == theirs_tree and (ours is None or bool(bases) and bases[0] == ours)
+        new = theirs if fast else _merge_commit(repo, tree, merged, ours, theirs)
         if not repo.refs.set_if_equals(branch, ours, new, message=b"memvault sync"):
             raise SyncRefused("the branch moved during sync (a git command ran): sync again")
         entries, version = gitrepo.read_index(repo)
@@ -243,21 +257,17 @@ def _merge_in(
     return new
 
 
-def _flat(repo: Repo, commit_id: ObjectID | None) -> Flat:
+def _tree(repo: Repo, commit_id: ObjectID | None) -> ObjectID | None:
     if commit_id is None:
-        return {}
+        return None
     commit = repo[commit_id]
     assert isinstance(commit, Commit)
-    found = repo.object_store.iter_tree_contents(commit.tree)
-    return {e.path: (e.mode, e.sha) for e in found if e.path is not None}
+    return commit.tree
 
 
 def _merge_commit(
-    repo: Repo, merged: MergeResult, ours: ObjectID | None, theirs: ObjectID
+    repo: Repo, tree: ObjectID, merged: MergeResult, ours: ObjectID | None, theirs: ObjectID
 ) -> ObjectID:
-    tree = commit_tree(
-        repo.object_store, [(p, sha, mode) for p, (mode, sha) in merged.tree.items()]
-    )
     author = gitrepo.identity(repo)
     now = int(time.time())
     commit = Commit()
@@ -270,43 +280,3 @@ def _merge_commit(
     commit.message = ("\n".join(lines).rstrip() + "\n").encode("utf-8")
     repo.object_store.add_object(commit)
     return commit.id
-
-
-def _write_tree(vault: Synced, repo: Repo, old: Flat, new: Flat) -> list[str]:
-    """Make the working tree hold `new` where it held `old`: each file written by temp +
-    rename (the watcher sees one complete file), never through a link; a file removed only
-    while it still holds the bytes git had (sync refused earlier if a person changed it).
-
-    Journaled first like any MemVault write (vault.git.gitstate): killed before the branch
-    moves, the next memory operation commits these files instead of leaving them looking
-    like a person's uncommitted edits."""
-    root = vault.root
-    paths = [p for p in sorted(set(old) | set(new)) if old.get(p) != new.get(p)]
-    planned: dict[str, bytes | None] = {}
-    for path in paths:  # every target checked before the first write: all or nothing
-        rel = path.decode("utf-8")
-        target = check_no_link(root, root / rel)
-        if path in new and target.is_dir():
-            raise SyncError(f"{rel} is a folder here but a file on the remote: move it, then sync")
-        entry = new.get(path)
-        planned[rel] = None if entry is None else _bytes(repo, entry[1])
-    if not planned:
-        return []
-    files = {rel: None if data is None else content_hash(data) for rel, data in planned.items()}
-    op = f"sync-{secrets.token_hex(6)}"
-    gitstate.record_pending(vault.layout.state_dir, op, "sync: files pulled from the remote", files)
-    for rel, data in planned.items():
-        target = root / rel
-        if data is None:
-            old_bytes = _bytes(repo, old[rel.encode("utf-8")][1])
-            if target.is_file() and target.read_bytes() == old_bytes:
-                target.unlink()
-            continue
-        atomic_write(target, data)
-    return list(planned)
-
-
-def _bytes(repo: Repo, sha: ObjectID) -> bytes:
-    blob = repo.object_store[sha]
-    assert isinstance(blob, Blob)
-    return blob.as_raw_string()

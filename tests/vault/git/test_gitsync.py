@@ -16,7 +16,7 @@ import pytest
 from dulwich.objects import Blob, Commit, Tree
 from dulwich.repo import Repo
 
-from vault.git import gitremote, gitrepo, gitsync
+from vault.git import gitlog, gitremote, gitrepo, gitsync
 from vault.git.gitrepo import GitCommitError
 from vault.layout.keys import ScopeId
 from vault.writes.create import init_vault
@@ -229,15 +229,15 @@ def test_an_index_lock_left_by_a_killed_memvault_is_recovered_and_sync_runs(
 STALLED_SYNC = r"""
 import sys, time
 from pathlib import Path
-from vault.git import gitsync
+from vault.git import gitsync, syncwrite
 from vault.writes.operations import Vault
-real = gitsync._write_tree
+real = syncwrite.write_tree
 def stalled(*args, **kwargs):
     written = real(*args, **kwargs)
     print("stalled", flush=True)
     time.sleep(120)
     return written
-gitsync._write_tree = stalled
+syncwrite.write_tree = stalled
 gitsync.sync(Vault(Path(sys.argv[1])))
 """
 
@@ -326,3 +326,20 @@ def test_a_remote_asking_for_credentials_says_so_and_never_shows_the_token(tmp_p
     assert "credentials are missing or wrong" in said and "s3cr3t" not in said
     state = (a.root / ".memvault" / "sync.json").read_text()
     assert "credentials" in state and "s3cr3t" not in state
+
+
+def test_a_remote_file_where_this_replica_has_a_folder_keeps_ours(tmp_path, remote):
+    a, b = replica(tmp_path, "a", remote), replica(tmp_path, "b", remote)
+    a.remember(NewEpisode(CHAT, "shared start"))
+    gitsync.sync(a)
+    gitsync.sync(b)
+    for node, rel, data in ((a, "bots/b1/notes", b"a file"), (b, "bots/b1/notes/x.txt", b"in it")):
+        (node.root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (node.root / rel).write_bytes(data)
+        gitlog.commit_paths(node.root, [rel], "a person's file")
+    gitsync.sync(a)
+    result = gitsync.sync(b)
+    assert (b.root / "bots/b1/notes/x.txt").read_bytes() == b"in it"  # ours, untouched
+    assert any("bots/b1/notes" in note for note in result.notes)
+    assert b"bots/b1/notes/x.txt" in tree_paths(b.root)
+    assert b"bots/b1/notes" not in tree_paths(b.root)
