@@ -1,7 +1,9 @@
 """`memvault sync`: pull and push a vault through a git remote, so replicas converge.
 
-One sync, under the vault's writer lock (no memory operation runs meanwhile) and git's
-index lock (vault.git.gitlock: a dead holder's lock is recovered, a live one reported):
+One sync fetches and pushes outside any lock (a slow network never makes a memory operation
+time out) and does everything else under the vault's writer lock (no memory operation runs
+meanwhile) and git's index lock (vault.git.gitlock: a dead holder's lock is recovered, a
+live one reported):
 1. commit what MemVault itself still has to commit (the journal, as a write would), and
    refuse if a person has uncommitted edits under bots/ (never merged over);
 2. fetch the remote's branch; fast-forward when ours is behind, a merge commit
@@ -41,9 +43,11 @@ from vault.git import (
     syncwrite,
 )
 from vault.git.gitmerge import MergeResult
-from vault.git.gitremote import Remote, SyncRefused
+from vault.git.gitremote import Remote, SyncError, SyncRefused
 from vault.git.handedits import uncommitted_edits
 from vault.layout.layout import Layout
+
+__all__ = ["SyncError", "SyncRefused", "SyncResult", "Synced", "set_remote", "sync"]
 
 log = logging.getLogger(__name__)
 

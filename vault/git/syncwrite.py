@@ -3,6 +3,7 @@ is made: journaled first, one file at a time by temp + rename, never through a l
 
 from __future__ import annotations
 
+import os
 import secrets
 from pathlib import Path
 
@@ -27,7 +28,7 @@ def write_tree(root: Path, state_dir: Path, repo: Repo, old: Flat, new: Flat) ->
     paths = [p for p in sorted(set(old) | set(new)) if old.get(p) != new.get(p)]
     planned: dict[str, bytes | None] = {}
     for path in paths:  # every target checked before the first write: all or nothing
-        rel = path.decode("utf-8")
+        rel = os.fsdecode(path)
         target = check_no_link(root, root / rel)
         if path in new and target.is_dir():
             raise SyncError(f"{rel} is a folder here but a file on the remote: move it, then sync")
@@ -41,7 +42,7 @@ def write_tree(root: Path, state_dir: Path, repo: Repo, old: Flat, new: Flat) ->
     for rel, data in planned.items():
         target = root / rel
         if data is None:
-            old_bytes = _bytes(repo, old[rel.encode("utf-8")][1])
+            old_bytes = _bytes(repo, old[os.fsencode(rel)][1])
             if target.is_file() and target.read_bytes() == old_bytes:
                 target.unlink()
             continue
