@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 from console.context import ConsoleContext, Notice
@@ -23,6 +24,7 @@ from indexer.health import (
 )
 from indexer.probe import isolation_probe
 from vault.format.findings import as_check
+from vault.git import syncstate
 from vault.health.check import check_vault
 
 LEVELS = {"OK": "green", "WARN": "amber", "ERROR": "red"}
@@ -104,13 +106,18 @@ def _location(ctx: ConsoleContext) -> list[dict[str, Any]]:
     return [card | {"detail_key": ctx.location.key, "vars": ctx.location.vars}]
 
 
+def _synced(root: Path) -> list[Check]:
+    said = syncstate.check(root)  # replicas: a conflict kept twice, a failing sync
+    return [said] if said is not None else []
+
+
 def health(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     vault = ctx.vault
     report = check_vault(vault.root)
     cards = [
         _card("files", [writable_check(vault.root), files_check(report)]),
         *_location(ctx),
-        _card("git", [git_check(vault, ctx.git_autocommit)]),
+        _card("git", [git_check(vault, ctx.git_autocommit), *_synced(vault.root)]),
     ]
     if (vault.root / ".git").exists():  # before the probe writes (it never commits)
         cards.append(_card("hand_edits", [hand_edits_check(vault)]))

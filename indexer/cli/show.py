@@ -21,7 +21,7 @@ from indexer.sync.report import SyncReport
 from vault.cli.output import plural
 from vault.files import filelocks
 from vault.format.model import FormatError
-from vault.git import gitstate
+from vault.git import gitstate, syncstate
 from vault.layout.index_setting import read_index
 from vault.layout.layout import Layout
 from vault.layout.store import read_episode_file
@@ -238,6 +238,7 @@ def status_json(root: Path) -> dict[str, Any]:
         "embedding": truth.embedding,
         "writer": writer,
         "git": {"level": git[0], "detail": git[1]} if git else None,
+        "sync": syncstate.problems(root),  # conflicts kept twice, a failing sync
         "problems": [p.as_json() for p in truth.problems],
         "indexed_files": truth.indexed_files,  # in the index, as last synced
         "pending": truth.pending.as_json(),
@@ -291,6 +292,7 @@ def status_text(data: dict[str, Any]) -> str:
     if data["writer"]:
         lines.append(f"index writer now: {writer_text(data['writer'])}")
     lines.extend(git)
+    lines.extend(data.get("sync") or [])
     return "\n".join(lines)
 
 

@@ -32,6 +32,7 @@ from vault.format.model import (
     PROFILE_MAX_TRAITS,
     ProfileLimits,
 )
+from vault.git.syncloop import SyncLoop
 from vault.layout.keys import ScopeId, session_name
 from vault.writes.create import init_vault
 from vault.writes.operations import Vault
@@ -84,6 +85,9 @@ class PluginSettings:
     # every message goes on to the floor, as before the gate.
     recall_gate: str = "on"
     git_autocommit: bool = True
+    # A periodic `memvault sync` with this git remote (vault.git.syncloop); empty: off.
+    sync_remote: str = ""
+    sync_every: float = 10.0  # minutes
     # Candidate memories after each turn (one host-model call per turn; off by default).
     candidates: bool = False
     candidates_model: str = ""  # the host's LLM uuid; also the model consolidation asks
@@ -188,6 +192,8 @@ class PluginSettings:
             relevance_floor=floor,
             recall_gate=recall_gate,
             git_autocommit=bool(config.get("git_autocommit", True)),
+            sync_remote=str(config.get("sync_remote") or "").strip(),
+            sync_every=number("sync_every", 10.0, 1.0),
             candidates=flag("candidates", False),
             candidates_model=str(config.get("candidates_model") or "").strip(),
             candidates_per_turn=per_turn,
@@ -232,6 +238,7 @@ class MemoryService:
         self.previews: dict[ScopeId, Preview] = {}
         # live_settings.SettingsRecord: the config this service was built from (main.py).
         self.record: Any = None
+        self.sync_loop: SyncLoop | None = None
         self._running = 0  # calls of `run` not finished: a settings change waits for them
 
     # -- lifecycle ------------------------------------------------------------------
@@ -284,6 +291,9 @@ class MemoryService:
             self._warn(f"index cannot be opened ({exc}): run `memvault reindex --vault {root}`")
             return
         self.engine.attach(self.vault)
+        if self.settings.sync_remote:  # after attach: a pull is indexed through on_written
+            s = self.settings
+            self.sync_loop = SyncLoop(self.vault, s.sync_remote, s.sync_every).start()
         if watch:
             self.engine.watch()  # reconciles the whole vault first, in its own thread
         else:
@@ -312,6 +322,9 @@ class MemoryService:
         return default_embedder()
 
     def close(self) -> None:
+        if self.sync_loop is not None:
+            self.sync_loop.stop()
+            self.sync_loop = None
         if self.engine is not None:
             self.engine.close()
             self.engine = None

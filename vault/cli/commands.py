@@ -25,6 +25,7 @@ from vault.cli.common import (
 )
 from vault.cli.help import ABOUT
 from vault.cli.status import status_command
+from vault.cli.sync import cmd_sync, sync_args
 from vault.cli.transfer import cmd_export, cmd_import
 from vault.errors import FOUND_PROBLEMS
 from vault.format.field_input import parse_confidence, parse_expiry, parse_priority
@@ -190,6 +191,7 @@ def layer() -> p.Layer:
             Spec("import", "import exported JSON", cmd_import, p.import_args, commits=True),
             # verify, stats, and delete/archive of one id or of what filters pick
             *cli_bulk.specs(),
+            Spec("sync", "pull and push the vault through a git remote", cmd_sync, sync_args),
             Spec(
                 "events",
                 "a person's key events: list, show, close",

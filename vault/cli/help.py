@@ -70,6 +70,15 @@ ABOUT: dict[str, str] = {
         "Count one chat's memories by status, category, priority, verified and speaker; the "
         "oldest and newest, the expired, and the files that could not be read."
     ),
+    "sync": (
+        "Pull and push the vault through a git remote (REMOTE, else the vault's git remote "
+        "`origin`, set once with --set-remote): a fast-forward when possible, a merge commit "
+        "otherwise. Memories added on both replicas are all kept; a file changed on both "
+        "keeps the remote's version at its path and this one's beside it as "
+        "NAME.conflict-HASH (reported by check, status and Health): exit 1. Refuses (exit 3) "
+        "while files under bots/ have changes git does not hold; exit 4 when the remote "
+        "cannot be reached."
+    ),
     "events": (
         "A person's key events (appointments, orders, ...): list them, show one, or close "
         "one with a resolution (audited and committed like the plugin's close_event)."

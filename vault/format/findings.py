@@ -34,6 +34,10 @@ HEALTH_CODES: dict[str, tuple[str, ...]] = {
     "hand_edits_none": (),
     "hand_edits": ("count", "paths", "root"),
     "hand_edits_unknown": ("error",),
+    # replicas (vault.git.syncstate)
+    "sync_ok": ("remote", "at"),
+    "sync_failing": ("remote", "at", "error"),
+    "sync_conflicts": ("count", "paths"),
     # the index and its watcher
     "index_unavailable": (),
     "index_writer": ("chunks", "files", "embedding"),

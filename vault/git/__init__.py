@@ -10,8 +10,13 @@ __all__ = [
     "githistory",
     "gitlock",
     "gitlog",
+    "gitmerge",
     "gitplan",
+    "gitremote",
     "gitstate",
+    "gitsync",
     "handedits",
     "secret_guard",
+    "syncloop",
+    "syncstate",
 ]

@@ -12,6 +12,7 @@ from vault.format.episodes import parse_episode
 from vault.format.input_limits import MAX_FILE_BYTES
 from vault.format.model import FormatError, Problem
 from vault.format.profiles import parse_profile
+from vault.git.gitmerge import is_conflict_copy
 from vault.git.secret_guard import kind_words, secrets_in
 from vault.layout.layout import MEMORY_KINDS, NOBOT, PEOPLE_DIR, Layout, is_ignored
 from vault.layout.links import VaultLinkError, link_problem, read_vault_file
@@ -86,6 +87,8 @@ def check_vault(root: Path) -> CheckReport:
             elif role.kind == "audit":
                 _, bad_lines = audit.read(path)
                 problems.extend(Problem(rel, line, msg) for line, msg in bad_lines)
+            elif is_conflict_copy(path.name):
+                problems.append(Problem(rel, 1, _conflict_hint(rel)))
             elif path.suffix in (".md", ".yaml", ".yml"):
                 problems.append(Problem(rel, 1, _misplaced_hint(path)))
         except FormatError as exc:
@@ -101,6 +104,15 @@ def check_vault(root: Path) -> CheckReport:
     problems.extend(duplicate_problems(episodes))
     ordered = tuple(sorted(problems, key=lambda p: (p.path, p.line)))
     return CheckReport(files, ordered, tuple(sorted(links)), tuple(warnings), other)
+
+
+def _conflict_hint(rel: str) -> str:
+    kept = rel[: rel.rindex(".conflict-")]
+    return (
+        f"`memvault sync` found {kept} changed on two replicas: the remote's version is "
+        f"at {kept}, this file is the other one (not indexed): delete it to keep the "
+        "remote's, or move it over the file and commit that to keep this one; then sync"
+    )
 
 
 def secret_warnings(rel: str, data: bytes) -> list[Problem]:

@@ -16,6 +16,7 @@ from indexer.health import (
     writable_check,
 )
 from indexer.probe import isolation_probe
+from vault.git import syncstate
 from vault.health.check import check_vault
 
 from .memory_actions import Call
@@ -39,6 +40,8 @@ def health(call: Call) -> str:
     else:
         checks.append(files_check(check_vault(vault.root)))
         checks.append(git_check(vault, memory.settings.git_autocommit))
+        if (synced := syncstate.check(vault.root)) is not None:  # replicas (sync_remote)
+            checks.append(synced)
         checks += index_checks(engine)
         checks.append(embedding_check(engine))
         checks += isolation_probe(vault.root, engine, call.scope)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from tests.conftest import git
 from tests.plugin.commands.test_command import chat, command, remember, say
 from vault.git import gitrepo
@@ -34,3 +36,23 @@ async def test_memory_health_is_red_while_commits_fail_and_green_after(plugin, h
     assert git(vault.root, "status", "--porcelain") == ""
     lines = (await say(command(plugin), host, "!memory health")).splitlines()
     assert "- OK: git history on: every memory operation is one commit" in lines
+
+
+async def test_memory_health_says_a_failing_sync_and_then_a_good_one(plugin, host, tmp_path):
+    from dulwich.repo import Repo
+
+    from vault.git import gitsync
+
+    vault, _ = plugin.memory.require()
+    lines = (await say(command(plugin), host, "!memory health")).splitlines()
+    assert not any("sync" in line for line in lines)  # never synced: no line
+    gone = tmp_path / "gone.git"
+    with pytest.raises(gitsync.SyncError):
+        gitsync.sync(vault, str(gone))
+    lines = (await say(command(plugin), host, "!memory health")).splitlines()
+    (said,) = [line for line in lines if "last sync" in line]
+    assert said.startswith("- WARN:") and "gone.git" in said and "git init --bare" in said
+    Repo.init_bare(str(gone), mkdir=True, default_branch=b"main").close()
+    gitsync.sync(vault, str(gone))
+    lines = (await say(command(plugin), host, "!memory health")).splitlines()
+    assert any(line.startswith("- OK: last synced with") for line in lines)
