@@ -17,6 +17,7 @@ from indexer.backends.backend import IndexLockedError, IndexMismatchError, Searc
 from indexer.backends.calibration import calibrate
 from indexer.backends.embed_cache import CachedEmbedder
 from indexer.backends.embeddings import Embedder, default_embedder
+from indexer.backends.heap import trim, tune
 from indexer.backends.providers import embedder_from_settings
 from indexer.backends.readonly import index_error
 from indexer.backends.records import ChunkDoc
@@ -84,6 +85,7 @@ class Engine:
         started, for a command that must not wait for it on close, e.g. a search). `vectors`
         opens the vector backend (indexer.backends.vector_open; default: local FAISS)."""
         root = Path(root)
+        tune()  # before the vectors load: their buffers then give their pages back on free
         folder = index_dir(root)
         if can_write(folder):
             folder.mkdir(parents=True, exist_ok=True)
@@ -129,6 +131,7 @@ class Engine:
             manifest.close()
             cached.close()
             raise
+        trim()  # what loading the vectors freed (a log read whole, rows before float16)
         engine = cls(root, active, text, vector, manifest, syncer, vectors)
         if writer and active is not cached and rebuild:
             engine.start_rebuild(cached)

@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from indexer.backends.backend import SearchBackend
+from indexer.backends.heap import trim
 from indexer.backends.locks import acquire_writer_lock
 from indexer.backends.records import ChunkDoc
 from indexer.sync.apply import Batch, BatchApplier
@@ -107,6 +108,7 @@ class Syncer(BatchApplier):
         report = self._sync(disk, None, observed, limit)
         if not report.deferred:
             report.healed = self._heal(report, limit)
+        trim()  # a whole-vault scan and heal free id sets and entries of every file at once
         return self._finish(report, None, started, "reconcile", links)
 
     def sync_paths(self, paths: Iterable[str | os.PathLike[str]]) -> SyncReport:
