@@ -8,6 +8,7 @@ import time
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
+import numpy as np
 import tantivy
 
 from indexer.backends import tokenize
@@ -31,6 +32,7 @@ _RAW_FIELDS = (*_SCOPE_FIELDS, "priority", "category", "source")  # the filter f
 # verified is 0/1. All are fast fields: filters (indexer.retrieval.filters) run inside the query.
 _INT_FIELDS = ("created_at", "importance", "expires_at", "updated_at", "verified")
 _WRITER_HEAP = 64_000_000
+_ID_WINDOW = 1 << 16  # ids listed per search by id_array()
 # CJK bigram terms count double against single characters and words: on MADial zh this
 # lifted text-only recall@5 51.5 -> 54.0 and hybrid 58.1 -> 58.8 (bench/retrieval);
 # English text has no bigrams, so LoCoMo and MADial en are unchanged.
@@ -327,6 +329,26 @@ class TextIndex:
             return set()
         result = searcher.search(tantivy.Query.all_query(), n, count=False)
         return {int(c) for c in searcher.fast_field_values("chunk_id", [a for _, a in result.hits])}
+
+    def id_array(self) -> np.ndarray:
+        """ids() as one int64 array, read a window of ids at a time: one all-docs search
+        made a Python tuple per document (~300 MB at 1M chunks) just to list them."""
+        self._refresh_if_stale()
+        searcher, parts, low = self._index.searcher(), [], 0
+        while True:
+            q = tantivy.Query.range_query(
+                self._schema, "chunk_id", tantivy.FieldType.Unsigned, low, low + _ID_WINDOW - 1
+            )
+            hits = searcher.search(q, _ID_WINDOW, count=False).hits
+            got = searcher.fast_field_values("chunk_id", [addr for _, addr in hits])
+            parts.append(np.array(got, dtype=np.int64))
+            rest = tantivy.Query.range_query(
+                self._schema, "chunk_id", tantivy.FieldType.Unsigned, low + _ID_WINDOW, None
+            )
+            if not searcher.search(rest, 1, count=False).hits:
+                break
+            low += _ID_WINDOW
+        return np.unique(np.concatenate(parts))
 
     def close(self) -> None:
         writer, self._writer = self._writer, None
