@@ -235,7 +235,8 @@ class ScopedRows:
                 (self.status.code(rows[i][1]), self.kind.code(rows[i][2]), int(rows[i][3]))
                 for i in picks
             ]
-            scope.add([ids[i] for i in picks], coded, vecs[picks])
+            whole = len(picks) == len(rows)  # one scope (a snapshot block): no copy
+            scope.add([ids[i] for i in picks], coded, vecs if whole else vecs[picks])
             self.owner.update((ids[i], key) for i in picks)
 
     def fit(self) -> None:
