@@ -17,6 +17,7 @@ from indexer.backends.backend import IndexLockedError, IndexMismatchError, Searc
 from indexer.backends.calibration import calibrate
 from indexer.backends.embed_cache import CachedEmbedder
 from indexer.backends.embeddings import Embedder, default_embedder
+from indexer.backends.heap import trim, tune
 from indexer.backends.milvus_open import vault_opener
 from indexer.backends.providers import embedder_from_settings
 from indexer.backends.readonly import index_error
@@ -89,6 +90,7 @@ class Engine:
         # Here, not in each command: the CLI, the console, the plugin and the benchmarks all
         # open the index the vault's settings (or MEMVAULT_INDEX) name.
         vectors = vectors or vault_opener(root)
+        tune()  # before the vectors load: their buffers then give their pages back on free
         folder = index_dir(root)
         if can_write(folder):
             folder.mkdir(parents=True, exist_ok=True)
@@ -134,6 +136,7 @@ class Engine:
             manifest.close()
             cached.close()
             raise
+        trim()  # what loading the vectors freed (a log read whole, rows before float16)
         engine = cls(root, active, text, vector, manifest, syncer, vectors)
         if writer and active is not cached and rebuild:
             engine.start_rebuild(cached)

@@ -13,6 +13,7 @@ __all__ = [
     "embed_cache",
     "embed_openai",
     "embeddings",
+    "heap",
     "locks",
     "milvus_connect",
     "milvus_index",

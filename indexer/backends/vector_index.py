@@ -1,6 +1,6 @@
 """Vector backend: exact inner-product search in FAISS over the asked scope's rows only.
 
-In memory each scope's rows are their own faiss float16 flat index (indexer.backends.vector_scope),
+In memory each scope's rows are their own faiss 8-bit flat index (indexer.backends.vector_scope),
 so a search scans that scope alone, whatever the vault's size. On disk one folder holds
 `writer.lock`, the snapshot `vectors.mvv` and the commit log `vectors.log`
 (indexer.backends.vector_store): a commit appends its rows to the log, and the snapshot is rewritten
@@ -31,6 +31,7 @@ from indexer.backends.backend import (
 from indexer.backends.locks import WriterLock, check_chunk_id
 from indexer.backends.readonly import no_index_error
 from indexer.backends.records import ChunkDoc, Hit
+from indexer.backends.vector_replay import replay_log
 from indexer.backends.vector_scope import ScopedRows
 from indexer.backends.vector_store import LOG_NAME, SNAPSHOT_NAME, Row
 from vault.layout.readonly import can_write
@@ -53,7 +54,7 @@ class VectorIndexMismatchError(IndexMismatchError):
 
 
 class VectorIndex:
-    """SearchBackend over per-scope faiss float16 flat indexes. Use `VectorIndex.open`."""
+    """SearchBackend over per-scope faiss 8-bit flat indexes. Use `VectorIndex.open`."""
 
     def __init__(
         self,
@@ -193,7 +194,9 @@ class VectorIndex:
         )
         assert self._folder is not None
         self._log_pos = store.append_log(self._folder, change)
-        if self._log_pos > max(MIN_LOG_BYTES, self._stamp[2] if self._stamp else 0):
+        # Against the rows' own bytes, not the snapshot file's: its header (metadata, the
+        # codes' ranges) would otherwise delay folding in a small index's log.
+        if self._log_pos > max(MIN_LOG_BYTES, len(self._rows) * (8 + 4 * self._dim)):
             self._save()  # the log outgrew the snapshot: fold it in (amortised O(N))
         else:
             self._log_stamp = store.stamp(self._folder / LOG_NAME)
@@ -202,7 +205,9 @@ class VectorIndex:
         assert self._folder is not None
         ids, rows, blocks = self._rows.snapshot()  # vectors a block at a time: no full copy
         folder, identity, dim = self._folder, self._identity, self._dim
-        self._generation = store.write_snapshot(folder, identity, dim, ids, rows, blocks)
+        ranges = self._rows.ranges
+        extra = {} if ranges is None else {store.RANGES_FIELD: store.pack_floats(ranges)}
+        self._generation = store.write_snapshot(folder, identity, dim, ids, rows, blocks, extra)
         self._stamp = store.stamp(self._folder / SNAPSHOT_NAME)
         self._log_stamp = store.stamp(self._folder / LOG_NAME)
         self._log_pos = self._log_stamp[2] if self._log_stamp else 0
@@ -218,17 +223,24 @@ class VectorIndex:
         def sink(ids: np.ndarray, rows: list[Row], vecs: np.ndarray) -> None:
             loaded.add(ids.tolist(), rows, vecs)
 
+        def header(head: dict[str, object]) -> None:
+            # The codes' ranges this snapshot was written with: the same codes as before it.
+            found = store.unpack_floats(head.get(store.RANGES_FIELD), self._dim)
+            if found is not None:
+                loaded.ranges = found
+
         try:
-            generation = store.read_snapshot(path, self._identity, self._dim, sink)
+            generation = store.read_snapshot(path, self._identity, self._dim, sink, header)
         except store.IdentityError as exc:
             raise VectorIndexMismatchError(f"{path}: {exc}: rebuild it") from exc
         except (ValueError, KeyError, TypeError, struct.error) as exc:
             raise VectorIndexMismatchError(f"{path} is unreadable ({exc}): rebuild it") from exc
         log_stamp = store.stamp(self._folder / LOG_NAME)
-        changes, pos = store.read_log(self._folder, generation, self._dim)
+        pos = replay_log(loaded, self._folder, generation, self._dim)
+        if not self._writable:
+            loaded.fit()  # a reader adds little: no growth room kept
         with self._mutex:
             self._rows, self._stamp, self._generation = loaded, snap, generation
-            self._replay(changes)
             self._log_pos, self._log_stamp = pos, log_stamp
         if self._writable and generation is not None:
             if pos == 0:  # no log of this snapshot (lost, or stale): start its own
@@ -296,6 +308,13 @@ class VectorIndex:
         self._refresh_if_stale()
         with self._mutex:
             return set(self._rows.owner)
+
+    def id_array(self) -> np.ndarray:
+        """ids() as one int64 array (indexer.sync.id_sets): no set of every id."""
+        self._refresh_if_stale()
+        with self._mutex:
+            owner = self._rows.owner
+            return np.fromiter(owner, dtype=np.int64, count=len(owner))
 
     def close(self) -> None:
         if self._pending:

@@ -20,6 +20,8 @@ off. Its batch never reached the manifest, so sync redoes it.
 
 from __future__ import annotations
 
+import base64
+import itertools
 import json
 import os
 import struct
@@ -28,6 +30,7 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -41,9 +44,33 @@ MAGIC = b"MVVEC\x001\n"
 LOG_MAGIC = b"MVVLOG1\n"
 FORMAT = 1
 _RECORD = struct.Struct("<IQQ")  # crc32 of the body, JSON length, row count
-_COPY_ROWS = 65536  # rows per read when loading: never a second full copy in memory
+# Rows per read when loading: never a second full copy in memory. A block is read as float32
+# and regrouped by scope before faiss codes it, so it costs ~3x its size at the peak:
+# 65,536 rows (128 MB at 512-d) made the biggest transient of a reader's open.
+_COPY_ROWS = 8192
 
 Row = tuple[str, str, str, int]  # index_key, status, kind, expires_at
+# Header field (optional): the per-dimension ranges of the in-memory 8-bit codes
+# (indexer.backends.vector_scope); a file without it is read as before.
+RANGES_FIELD = "code_ranges"
+
+
+def pack_floats(values: np.ndarray) -> str:
+    """float32 values as base64 text: exact, and small beside the rows it describes."""
+    return base64.b64encode(np.ascontiguousarray(values, dtype="<f4").tobytes()).decode("ascii")
+
+
+def unpack_floats(text: object, count: int) -> np.ndarray | None:
+    """pack_floats' values, or None if `text` is not `count` of them."""
+    if not isinstance(text, str):
+        return None
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except ValueError:
+        return None
+    if len(raw) != 4 * count:
+        return None
+    return np.frombuffer(raw, dtype="<f4").astype(np.float32)
 
 
 @dataclass
@@ -62,7 +89,11 @@ class IdentityError(Unavailable, ValueError):
 
 
 def read_snapshot(
-    path: Path, identity: str, dim: int, sink: Callable[[np.ndarray, list[Row], np.ndarray], None]
+    path: Path,
+    identity: str,
+    dim: int,
+    sink: Callable[[np.ndarray, list[Row], np.ndarray], None],
+    header: Callable[[dict[str, object]], None] | None = None,
 ) -> str | None:
     """Feed the snapshot to `sink(ids, rows, vectors)` in blocks (never a second full copy
     in memory); returns its generation. ValueError if unreadable, IdentityError if foreign."""
@@ -71,9 +102,9 @@ def read_snapshot(
         if f.read(len(MAGIC)) != MAGIC:
             raise ValueError("not a MemVault vector file")
         (hlen,) = struct.unpack("<Q", f.read(8))
-        head = json.loads(f.read(hlen))
-        n, found, rows = int(head["count"]), int(head["dim"]), head["rows"]
-        if len(MAGIC) + 8 + hlen + (8 + 4 * found) * n != size or len(rows) != n:
+        head, rows = _header(f.read(hlen).decode("utf-8"))
+        n, found = int(head["count"]), int(head["dim"])
+        if len(MAGIC) + 8 + hlen + (8 + 4 * found) * n != size:
             raise ValueError("size does not match its header")
         if head["format"] != FORMAT:
             raise ValueError(f"format {head['format']} is not {FORMAT}")
@@ -82,12 +113,41 @@ def read_snapshot(
                 f"it holds vectors of identity={head['identity']!r} dim={found}, "
                 f"not identity={identity!r} dim={dim}"
             )
+        if header is not None:
+            header(head)
         ids = np.frombuffer(f.read(8 * n), dtype="<i8").astype(np.int64)
         for start in range(0, n, _COPY_ROWS):
             end = min(n, start + _COPY_ROWS)
             block = np.frombuffer(f.read(4 * dim * (end - start)), dtype="<f4")
-            sink(ids[start:end], [tuple(r) for r in rows[start:end]], block.reshape(-1, dim))
+            part = list(itertools.islice(rows, end - start))
+            if len(part) != end - start:
+                raise ValueError("fewer rows than its count")
+            sink(ids[start:end], part, block.reshape(-1, dim))
+        if next(rows, None) is not None:
+            raise ValueError("more rows than its count")
         return head.get("generation")
+
+
+_ROWS_AT = ',"rows":['  # written last (write_snapshot); a quote inside a string is escaped
+
+
+def _header(text: str) -> tuple[dict[str, object], Iterator[Row]]:
+    """The header without its rows, and the rows parsed one at a time: json.loads of all of
+    them at once held ~1M lists and strings at 1M chunks (the reader's peak at open)."""
+    cut = text.find(_ROWS_AT)
+    if cut < 0 or not text.endswith("]}"):  # another writer's layout: parse it whole
+        head = json.loads(text)
+        return head, (tuple(r) for r in head.pop("rows"))
+    head = json.loads(text[:cut] + "}")
+
+    def rows() -> Iterator[Row]:
+        decode, at, end = json.JSONDecoder().raw_decode, cut + len(_ROWS_AT), len(text) - 2
+        while at < end:
+            row, at = decode(text, at)
+            yield tuple(row)  # type: ignore[misc]
+            at += text[at] == ","
+
+    return head, rows()
 
 
 def write_snapshot(
@@ -97,10 +157,12 @@ def write_snapshot(
     ids: np.ndarray,
     rows: Iterable[Row],
     blocks: Iterator[np.ndarray],
+    extra: dict[str, object] | None = None,
 ) -> str:
     """Replace the snapshot (temp + fsync + rename), then start an empty log for it."""
     generation = uuid.uuid4().hex
     head = {"format": FORMAT, "identity": identity, "dim": dim, "count": len(ids)}
+    head |= extra or {}
     head["generation"] = generation
     target = folder / SNAPSHOT_NAME
     tmp = folder / f".{SNAPSHOT_NAME}.{os.getpid()}.tmp"
@@ -170,37 +232,55 @@ def append_log(folder: Path, change: Change) -> int:
         return f.tell()
 
 
+def open_log(folder: Path, generation: str | None, offset: int = 0) -> tuple[BinaryIO, int] | None:
+    """The log positioned at its first record after `offset` (0 = from the start), or None
+    if it is missing or stale (another generation). The caller closes it."""
+    try:
+        f = open(folder / LOG_NAME, "rb")  # noqa: SIM115 - returned open, or closed below
+    except FileNotFoundError:
+        return None
+    if (
+        generation is not None
+        and f.readline(len(LOG_MAGIC)) == LOG_MAGIC
+        and f.readline(64).rstrip(b"\n").decode("ascii", "replace") == generation
+    ):
+        pos = max(offset, f.tell())
+        f.seek(pos)
+        return f, pos
+    f.close()
+    return None
+
+
+def records(f: BinaryIO, dim: int) -> Iterator[tuple[Change, int]]:
+    """Each good record from f's position, read one at a time (a 1M-chunk log is GBs), and
+    the offset after it; stops at a torn one (a crash mid-append: it never committed)."""
+    pos = f.tell()
+    while len(raw := f.read(_RECORD.size)) == _RECORD.size:
+        crc, hlen, n = _RECORD.unpack(raw)
+        body = f.read(hlen + (8 + 4 * dim) * n)
+        if len(body) != hlen + (8 + 4 * dim) * n or zlib.crc32(body) != crc:
+            return
+        head = json.loads(body[:hlen])
+        ids = np.frombuffer(body, "<i8", n, hlen).astype(np.int64)
+        vecs = np.frombuffer(body, "<f4", n * dim, hlen + 8 * n).reshape(n, dim)
+        pos += _RECORD.size + len(body)
+        yield Change(head["deleted"], ids, [tuple(r) for r in head["rows"]], vecs), pos
+
+
 def read_log(
     folder: Path, generation: str | None, dim: int, offset: int = 0
 ) -> tuple[list[Change], int]:
     """Records after `offset` (0 = from the start) and the offset after the last good one.
     A missing or stale log (another generation) yields nothing and offset 0."""
-    try:
-        f = open(folder / LOG_NAME, "rb")  # noqa: SIM115 - closed below
-    except FileNotFoundError:
+    opened = open_log(folder, generation, offset)
+    if opened is None:
         return [], 0
+    f, pos = opened
+    out = []
     with f:
-        if generation is None or f.readline(len(LOG_MAGIC)) != LOG_MAGIC:
-            return [], 0
-        own = f.readline(64).rstrip(b"\n").decode("ascii", "replace")
-        if own != generation:
-            return [], 0
-        first = f.tell()
-        pos = max(offset, first)
-        f.seek(pos)
-        data = f.read()  # only what follows offset: a reader's refresh reads new records
-    at, out = 0, []
-    while at + _RECORD.size <= len(data):
-        crc, hlen, n = _RECORD.unpack_from(data, at)
-        start, end = at + _RECORD.size, at + _RECORD.size + hlen + (8 + 4 * dim) * n
-        if end > len(data) or zlib.crc32(data[start:end]) != crc:
-            break  # torn by a crash mid-append: this and anything after never committed
-        head = json.loads(data[start : start + hlen])
-        ids = np.frombuffer(data, "<i8", n, start + hlen).astype(np.int64)
-        vecs = np.frombuffer(data, "<f4", n * dim, start + hlen + 8 * n).reshape(n, dim)
-        out.append(Change(head["deleted"], ids, [tuple(r) for r in head["rows"]], vecs))
-        at = end
-    return out, pos + at
+        for change, pos in records(f, dim):  # noqa: B007 - pos: the end of the last one
+            out.append(change)
+    return out, pos
 
 
 def cut_torn_tail(folder: Path, good: int) -> None:

@@ -18,11 +18,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from indexer.backends.backend import SearchBackend
+from indexer.backends.heap import trim
 from indexer.backends.locks import acquire_writer_lock
 from indexer.backends.records import ChunkDoc
 from indexer.sync.apply import Batch, BatchApplier
 from indexer.sync.disk_plan import hashed_plan, scan_vault
 from indexer.sync.documents import normalise_paths, read_file, scan, with_ids
+from indexer.sync.id_sets import EMPTY, held_ids, missing, top_id
 from indexer.sync.manifest import Manifest, index_dir
 from indexer.sync.manifest_schema import FileEntry
 from indexer.sync.plan import DiskFile
@@ -107,6 +109,7 @@ class Syncer(BatchApplier):
         report = self._sync(disk, None, observed, limit)
         if not report.deferred:
             report.healed = self._heal(report, limit)
+        trim()  # a whole-vault scan and heal free id sets and entries of every file at once
         return self._finish(report, None, started, "reconcile", links)
 
     def sync_paths(self, paths: Iterable[str | os.PathLike[str]]) -> SyncReport:
@@ -173,7 +176,7 @@ class Syncer(BatchApplier):
 
     def _reserve_backend_ids(self) -> None:
         # A lost or rebuilt manifest must not hand out ids an index still holds.
-        top = max((max(b.ids(), default=0) for b in self.backends.values()), default=0)
+        top = max((top_id(held_ids(b)) for b in self.backends.values()), default=0)
         if top:
             self.manifest.reserve_above(top)
 
@@ -181,17 +184,18 @@ class Syncer(BatchApplier):
         """Make each index hold exactly the manifest's chunks (after a crash, a lost index
         folder or a new embedding model): drop strays, re-send what is missing; nothing,
         counted in `report.unhealed`, when more than `limit` chunks would be re-sent."""
-        owner = self.manifest.chunk_owners()
+        owned = self.manifest.owned_chunk_ids()
         entries: dict[str, FileEntry] = {}  # loaded only if some chunk is missing
         stored = self.manifest.embedding_identity
         # Only a known identity can say the stored vectors are of another model.
         new_model = (
             None not in (stored, self.embedding_identity) and stored != self.embedding_identity
         )
+        held = {name: held_ids(b) for name, b in self.backends.items()}
         if limit is not None:
             resend = sum(
-                len(owner) if name == "vector" and new_model else len(owner.keys() - b.ids())
-                for name, b in self.backends.items()
+                len(owned) if name == "vector" and new_model else len(missing(owned, held[name]))
+                for name in self.backends
             )
             if resend > limit:
                 report.unhealed = resend
@@ -199,19 +203,20 @@ class Syncer(BatchApplier):
         redo: set[str] = set()
         healed = 0
         for name, backend in self.backends.items():
-            held = backend.ids()
             if name == "vector" and new_model:
                 log.warning("sync=reembed old=%s new=%s", stored, self.embedding_identity)
-                backend.delete(held)  # vectors of another model: none can be kept
-                held = set()
-            strays = held - owner.keys()
-            missing = sorted({owner[cid] for cid in owner.keys() - held})
-            if not strays and not missing and not (name == "vector" and new_model):
+                backend.delete(held[name].tolist())  # vectors of another model: none kept
+                held[name] = EMPTY
+            strays = missing(held[name], owned).tolist()
+            lost = missing(owned, held[name])
+            missing_files = sorted(self.manifest.owners_of(lost.tolist())) if len(lost) else []
+            del lost
+            if not strays and not missing_files and not (name == "vector" and new_model):
                 continue
             docs: list[ChunkDoc] = []
-            if missing and not entries:
+            if missing_files and not entries:
                 entries = self.manifest.entries()
-            for rel in missing:
+            for rel in missing_files:
                 entry, file_docs = read_file(self.root, rel)
                 if entry is None or entry.sha != entries[rel].sha:
                     continue  # changed meanwhile: its event or the next reconcile handles it

@@ -85,4 +85,32 @@ def test_snapshot_round_trip_keeps_vectors_and_answers(tmp_path: Path, model, mo
     by_id = dict(zip(ids.tolist(), stored, strict=True))
     fresh = model.embed_documents([d.text for d in docs])
     for doc, row in zip(docs, fresh, strict=True):
-        assert np.abs(by_id[doc.chunk_id] - row).max() < 1e-3  # float16 rounding only
+        assert np.abs(by_id[doc.chunk_id] - row).max() < 0.01  # 8-bit coding only
+
+
+def test_codes_do_not_drift_across_snapshot_rewrites(tmp_path: Path, model, monkeypatch) -> None:
+    # The 8-bit codes' ranges are kept in the snapshot: rewriting it after a restart must
+    # store the same rows again, not re-quantise them against new ranges each time.
+    from indexer.backends import vector_index
+
+    monkeypatch.setattr(vector_index, "MIN_LOG_BYTES", 0)  # every commit rewrites the snapshot
+    docs = corpus()
+    with open_index(tmp_path, model) as index:
+        index.upsert(docs[:1])  # the ranges come from this one row
+        index.commit()
+        index.upsert(docs[1:])
+        index.commit()
+    stored = []
+    for extra in range(2):
+        with open_index(tmp_path, model) as index:
+            index.upsert([ChunkDoc(900 + extra, "ep", "x.md", 0, "episode", OTHER, "filler")])
+            index.commit()
+            ids, _, blocks = index._rows.snapshot()  # noqa: SLF001 - the on-disk rows
+            rows = dict(zip(ids.tolist(), np.vstack(list(blocks)), strict=True))
+            stored.append(np.stack([rows[d.chunk_id] for d in docs]))
+    assert np.array_equal(stored[0], stored[1])
+    fresh = model.embed_documents([d.text for d in docs])
+    # 8-bit coding keeps each row's direction; the worst row here is clipped on a few
+    # dimensions by ranges taken from one row (0.986 measured, 0.999 with ranges from all).
+    cosines = np.sum(stored[1] * fresh, axis=1)
+    assert cosines.min() > 0.98, cosines.min()
