@@ -28,11 +28,12 @@ from indexer.backends.backend import (
     IndexMissingError,
     scope_keys,
 )
+from indexer.backends.calibration import calibration_sentences
 from indexer.backends.locks import WriterLock, check_chunk_id
 from indexer.backends.readonly import no_index_error
 from indexer.backends.records import ChunkDoc, Hit
 from indexer.backends.vector_replay import replay_log
-from indexer.backends.vector_scope import ScopedRows
+from indexer.backends.vector_scope import ScopedRows, train_ranges
 from indexer.backends.vector_store import LOG_NAME, SNAPSHOT_NAME, Row
 from vault.layout.readonly import can_write
 
@@ -73,7 +74,7 @@ class VectorIndex:
         self._lock = lock
         self._writable = lock is not None or folder is None
         self._mutex = threading.RLock()  # faiss is not safe for search during remove/add
-        self._rows = ScopedRows(dim)
+        self._rows = ScopedRows(dim, self._model_ranges)
         # Staged until commit(), so search and ids() show committed state only (as tantivy).
         self._pending: dict[int, tuple[Row, np.ndarray] | None] = {}
         # What this handle has read or written: snapshot stat + generation, log stat + end.
@@ -127,6 +128,11 @@ class VectorIndex:
         return self
 
     # -- embedding -------------------------------------------------------------------------
+
+    def _model_ranges(self) -> np.ndarray:
+        """The 8-bit codes' ranges of a new index: from the model's own calibration sentences
+        (cached documents, the ones calibrate() embeds), the same in every vault."""
+        return train_ranges(self._embed(calibration_sentences()))
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         return self._checked(self._embed_fn(texts), len(texts))
@@ -218,7 +224,7 @@ class VectorIndex:
         snap = store.stamp(path)
         if snap is None:
             return
-        loaded = ScopedRows(self._dim)
+        loaded = ScopedRows(self._dim, self._model_ranges)
 
         def sink(ids: np.ndarray, rows: list[Row], vecs: np.ndarray) -> None:
             loaded.add(ids.tolist(), rows, vecs)

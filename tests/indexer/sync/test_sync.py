@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from indexer.backends.backend import IndexLockedError
+from indexer.backends.calibration import calibration_sentences
 from indexer.backends.text_index import TextIndex
 from indexer.backends.vector_index import VectorIndex
 from indexer.sync.documents import read_file
@@ -24,14 +25,16 @@ OTHER_KEY = ScopeId("bot-1", "group_999").index_key
 
 
 class CountingEmbed:
-    """The embed function VectorIndex calls; counts the texts that reach the model."""
+    """The embed function VectorIndex calls; counts the memory texts that reach the model
+    (not the model's calibration sentences, embedded once for a new index's 8-bit codes)."""
 
     def __init__(self, inner):
         self.inner = inner
         self.texts = 0
+        self.calibration = set(calibration_sentences())
 
     def __call__(self, texts):
-        self.texts += len(texts)
+        self.texts += sum(1 for t in texts if t not in self.calibration)
         return self.inner.embed_documents(texts)
 
 
