@@ -28,7 +28,7 @@ import sys
 import time
 from typing import TextIO
 
-from indexer.backends.providers import embedder_from_settings
+from indexer import engine as engine_module
 from indexer.engine import Engine
 from indexer.sync.disk_plan import hashed_plan, scan_vault
 from indexer.sync.report import SyncReport
@@ -122,7 +122,8 @@ def behind(engine: Engine) -> bool:
     configured, a symbolic link its reconcile warns about, or no index yet. Reads only, so
     `engine` may be read-only."""
     stored = engine.manifest.embedding_identity
-    if stored is None or stored != embedder_from_settings().identity.key:
+    configured = engine_module.embedder_from_settings()  # the model Engine.open would pick
+    if stored is None or stored != configured.identity.key:
         return True  # no index yet, or another model's: the writer rebuilds or says so
     links: list[str] = []
     disk = scan_vault(engine.root, links)
