@@ -216,8 +216,11 @@ class VectorIndex:
         if self._folder is None or self._generation is None or self._stamp is None:
             return
         if self._log_pos > self._stamp[2]:
-            with self._mutex:
-                self._save()
+            try:
+                with self._mutex:
+                    self._save()
+            except OSError as exc:  # an optimisation only: the log stays valid as it is
+                log.warning("event=vector_fold_failed folder=%s error=%r", self._folder, exc)
 
     def _load(self) -> None:
         assert self._folder is not None
