@@ -12,6 +12,7 @@ import shutil
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from indexer.backends.backend import IndexLockedError, IndexMismatchError, SearchBackend
 from indexer.backends.calibration import calibrate
@@ -32,12 +33,18 @@ from indexer.retrieval.search import SearchRequest, SearchResult, hybrid_search
 from indexer.retrieval.search_query import SearchQuery
 from indexer.sync.manifest import Manifest, index_dir
 from indexer.sync.rebuild import VectorRebuild, open_vectors, vectors_dir
-from indexer.sync.syncer import Syncer, SyncReport
-from indexer.sync.watcher import VaultWatcher
+from indexer.sync.report import SyncReport
 from vault.layout.keys import ScopeId
 from vault.layout.layout import STATE_DIR
 from vault.layout.readonly import can_write
-from vault.writes.operations import Vault
+
+if TYPE_CHECKING:
+    # Annotations only. Importing them here would load, for every search from a cold shell,
+    # watchdog, dulwich and the write path, which a reader never runs (issue 23 item 4);
+    # Syncer and VaultWatcher are imported where a writer makes one.
+    from indexer.sync.syncer import Syncer
+    from indexer.sync.watcher import VaultWatcher
+    from vault.writes.operations import Vault
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +134,8 @@ class Engine:
             text, vector = opened  # type: ignore[misc]
             syncer = None
             if writer:
+                from indexer.sync.syncer import Syncer  # a writer's only: see the imports
+
                 syncer = Syncer(
                     root, text, vector, manifest, embedding_identity=active.identity.key
                 )
@@ -195,6 +204,8 @@ class Engine:
         if self.syncer is None:
             raise IndexLockedError("this engine was opened read-only: it cannot watch")
         if self.watcher is None:
+            from indexer.sync.watcher import VaultWatcher  # watchdog: a writer's only
+
             self.watcher = VaultWatcher(self.root, self.syncer, on_batch=on_batch)
             self.watcher.start()
         return self.watcher

@@ -20,7 +20,8 @@ from typing import Any
 
 from indexer.backends.backend import IndexLockedError
 from indexer.sync.disk_plan import hashed_plan, scan_vault
-from indexer.sync.documents import parse_file, role_of
+from indexer.sync.disk_scan import role_of
+from indexer.sync.documents import parse_file
 from indexer.sync.manifest import MANIFEST_NAME, Manifest, index_dir
 from indexer.sync.plan import Plan
 from vault.format.model import FormatError, Problem

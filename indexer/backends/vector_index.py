@@ -218,6 +218,21 @@ class VectorIndex:
         self._log_stamp = store.stamp(self._folder / LOG_NAME)
         self._log_pos = self._log_stamp[2] if self._log_stamp else 0
 
+    def _fold_log(self) -> None:
+        # A writer that leaves a log bigger than its snapshot folds it in once, on close: each
+        # reader that opens later (a `memvault search` from a cold shell) would replay it, and
+        # replaying a 20 MB log of 10,000 chunks costs ~0.11 s of CPU more than loading the
+        # same rows from a snapshot (issue 23 item 4). Once per writer, so still amortised
+        # O(N); the MIN_LOG_BYTES rule keeps a build's many commits appends only.
+        if self._folder is None or self._generation is None or self._stamp is None:
+            return
+        if self._log_pos > self._stamp[2]:
+            try:
+                with self._mutex:
+                    self._save()
+            except OSError as exc:  # an optimisation only: the log stays valid as it is
+                log.warning("event=vector_fold_failed folder=%s error=%r", self._folder, exc)
+
     def _load(self) -> None:
         assert self._folder is not None
         path = self._folder / SNAPSHOT_NAME
@@ -329,6 +344,7 @@ class VectorIndex:
             )
             self._pending = {}
         if self._lock is not None:
+            self._fold_log()
             self._lock.release()
             self._lock = None
             self._writable = False

@@ -15,6 +15,11 @@ without a word after a watcher stopped half-way or an import of thousands of fil
   CATCH_UP_FILES files with a line saying so, then one on stderr every PROGRESS_S seconds
   (files done of all, seconds). Ctrl-C stops it and keeps what was indexed (the manifest
   commits per batch, indexer.sync.syncer).
+
+Most searches find nothing to catch up. `behind` says so from a read-only engine (the same
+scan, plan and self-heal count the writer's reconcile makes, nothing written), so a search
+answers read-only: no writer lock, no index writer, no syncer and its imports (issue 23
+item 4). When it is behind, the search opens as writer and catches up as above.
 """
 
 from __future__ import annotations
@@ -23,9 +28,10 @@ import sys
 import time
 from typing import TextIO
 
+from indexer import engine as engine_module
 from indexer.engine import Engine
-from indexer.sync.disk_plan import scan_vault
-from indexer.sync.syncer import SyncReport
+from indexer.sync.disk_plan import hashed_plan, scan_vault
+from indexer.sync.report import SyncReport
 
 CATCH_UP_FILES = 64  # files (re)indexed before answering; more are left to a writer
 PROGRESS_S = 2.0  # at most one progress line this often (and one when done)
@@ -108,3 +114,23 @@ def behind_note(report: SyncReport) -> str:
         f"warning: not indexed yet: {' and '.join(parts)}; this answer comes from the index "
         f"as built: {HOW}"
     )
+
+
+def behind(engine: Engine) -> bool:
+    """Whether catch_up on a writer would change or say anything: a file to (re)index or
+    forget, a chunk an index lacks or holds astray, vectors of another model than the one
+    configured, a symbolic link its reconcile warns about, or no index yet. Reads only, so
+    `engine` may be read-only."""
+    stored = engine.manifest.embedding_identity
+    configured = engine_module.embedder_from_settings()  # the model Engine.open would pick
+    if stored is None or stored != configured.identity.key:
+        return True  # no index yet, or another model's: the writer rebuilds or says so
+    links: list[str] = []
+    disk = scan_vault(engine.root, links)
+    if links:
+        return True
+    plan, _ = hashed_plan(engine.root, disk, engine.manifest.known())
+    if not plan.is_noop:
+        return True
+    owners = engine.manifest.chunk_owners().keys()
+    return any(index.ids() != owners for index in (engine.text, engine.vector))

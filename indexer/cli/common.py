@@ -8,9 +8,12 @@ assembles the layer).
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from indexer.backends.backend import IndexLockedError
+from indexer.backends.backend import IndexLockedError, IndexMismatchError
+from indexer.cli.catch_up import behind
 from indexer.engine import Engine
+from indexer.sync.manifest import MANIFEST_NAME, index_dir
 from vault.cli.common import resolve_vault
 
 
@@ -25,3 +28,19 @@ def open_engine(args: argparse.Namespace, *, writer: bool = True) -> tuple[Engin
         except IndexLockedError:
             pass
     return Engine.open(root, writer=False), False
+
+
+def open_reader(root: Path) -> Engine | None:
+    """The engine opened read-only when the index has nothing to catch up (a search then
+    writes nothing: indexer.cli.catch_up.behind), else None: open_engine as writer then.
+    None too with no index yet, or one of another model this process cannot read."""
+    if not (index_dir(root) / MANIFEST_NAME).is_file():
+        return None
+    try:
+        engine = Engine.open(root, writer=False)
+    except IndexMismatchError:
+        return None
+    if behind(engine):
+        engine.close()
+        return None
+    return engine

@@ -98,9 +98,11 @@ def cmd_search(args: argparse.Namespace) -> int:
         sys.stdout.write(str(asked.get("stdout", "")))
         return 0
     from indexer.cli.catch_up import catch_up
-    from indexer.cli.common import open_engine
+    from indexer.cli.common import open_engine, open_reader
 
-    engine, writer = open_engine(args)
+    engine, writer = open_reader(root), False
+    if engine is None:  # behind (indexer.cli.catch_up.behind), or no index to read yet
+        engine, writer = open_engine(args)
     with engine:
         if writer:  # nobody keeps the index in sync for us: catch up, bounded (catch_up)
             catch_up(engine)

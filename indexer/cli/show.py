@@ -9,23 +9,24 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from indexer.backends.locks import LOCK_NAME
 from indexer.retrieval.ranking import FACTORS, recency_hint
 from indexer.retrieval.search import SearchResult, relevance_fields
 from indexer.retrieval.verdict import gate_words, verdict_words
-from indexer.status import DiskStatus, disk_status
 from indexer.sync.manifest import index_dir
 from indexer.sync.report import SyncReport
 from vault.cli.output import plural
 from vault.files import filelocks
 from vault.format.model import FormatError
-from vault.git import gitstate, syncstate
 from vault.layout.index_setting import read_index
 from vault.layout.layout import Layout
 from vault.layout.store import read_episode_file
 from vault.layout.views import episode_item
+
+if TYPE_CHECKING:
+    from indexer.status import DiskStatus
 
 
 def result_item(root: Path, result: SearchResult, explain: bool) -> dict[str, Any]:
@@ -226,6 +227,11 @@ def status_json(root: Path) -> dict[str, Any]:
     """The files as they are now (count, problems: as `check` finds them), the index as last
     synced (chunks, embedding) and how far it is behind the files (`pending`). Read-only."""
     writer = writer_of(root)
+    # Here, not at the top: a search prints through this module, and indexer.status loads
+    # every parser (yaml, redaction) and vault.git dulwich's state (issue 23 item 4).
+    from indexer.status import disk_status
+    from vault.git import gitstate, syncstate
+
     git = gitstate.problem(Layout(root).state_dir)  # a commit failure that persists, in red
     truth = disk_status(root)
     backend = read_index(root)  # what the engine opens (indexer.engine, milvus_open)

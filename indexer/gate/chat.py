@@ -19,7 +19,7 @@ import re
 from functools import lru_cache
 
 from indexer.gate import world_words as V
-from indexer.gate.regex import AnyOf, alt
+from indexer.gate.regex import AnyOf, Lazy, alt
 
 TAIL = r"\s*[?!.]*$"
 # An opener, the bot addressed, or a Chinese request frame before an English shape:
@@ -31,13 +31,13 @@ LEAD = (
 ASK = r"(?:(?:can|could|would|will)\s+(?:you|u)\s+|please\s+|pls\s+|plz\s+)?"
 WORD = r"[a-z][a-z\-]*"
 # Every anchored English shape opens with one of these: one match says whether to try them.
-_OPENERS = re.compile(
+_OPENERS = Lazy(
     rf"{LEAD}(?P<op>who|whos|when|where|wheres|what|whats|which|how|hows|is|are|isnt|arent|does"
     r"|do|list|name|enumerate|give|tell|show|teach|explain|describe|summarize|summarise|can|could"
     r"|would|will|please|pls|plz|spell)(?![a-z])"
 )
 ANY_OPENER = frozenset(("can", "could", "would", "will", "please", "pls", "plz"))
-Shapes = dict[str, tuple[re.Pattern[str], ...]]
+Shapes = dict[str, tuple[Lazy, ...]]
 
 
 @lru_cache(maxsize=16)
@@ -48,15 +48,15 @@ def opener(text: str) -> str:
     return found.group("op") if found else ""
 
 
-def table(*entries: tuple[str, re.Pattern[str]]) -> Shapes:
-    table: dict[str, tuple[re.Pattern[str], ...]] = {"*": tuple(p for _, p in entries)}
+def table(*entries: tuple[str, Lazy]) -> Shapes:
+    table: dict[str, tuple[Lazy, ...]] = {"*": tuple(p for _, p in entries)}
     for words, pattern in entries:
         for word in words.split():
             table[word] = (*table.get(word, ()), pattern)
     return table
 
 
-def shapes(text: str, table: Shapes) -> tuple[re.Pattern[str], ...]:
+def shapes(text: str, table: Shapes) -> tuple[Lazy, ...]:
     op = opener(text)
     return table["*"] if op in ANY_OPENER else table.get(op, ()) if op else ()
 
@@ -69,22 +69,22 @@ _DET_CHAT = (
     rf"{alt(V.CHAT_DETERMINERS)}\s+(?:{_NOT_LINK}{WORD}\s+){{0,2}}?{alt(V.CHAT_NOUNS_EN)}"
     rf"(?!\s+of\s+(?!{alt(V.CHAT_DETERMINERS + V.CHAT_POINTERS)})[a-z])"
 )
-_CHAT_OBJECT = re.compile(rf"^\s*(?:{_DET_CHAT}|{alt(V.CHAT_POINTERS)})")
-_DET_CHAT_ANYWHERE = re.compile(_DET_CHAT)  # "the poster for the event"
+_CHAT_OBJECT = Lazy(rf"^\s*(?:{_DET_CHAT}|{alt(V.CHAT_POINTERS)})")
+_DET_CHAT_ANYWHERE = Lazy(_DET_CHAT)  # "the poster for the event"
 # "the X" is the chat's own unless X is a world thing that takes "the" (the planets, the
 # Eiffel Tower, the French Revolution, the telephone) or is of a named thing ("the rules of
 # chess"): "who won the bet", "explain the homework", "the client" are about the chat.
-_THE = re.compile(r"^\s*the\s")
+_THE = Lazy(r"^\s*the\s")
 _WORLD_MARK = AnyOf(
     alt(V.THE_WORLD_EN),
     rf"(?<![a-z])of\s+(?!{alt(V.CHAT_DETERMINERS + V.CHAT_POINTERS)})[a-z0-9]",
 )
 # A person of the chat anywhere in the object: "name one thing you liked", "list everyone's".
-_PEOPLE = re.compile(alt(V.CHAT_PEOPLE))
-_PREPOSITION = re.compile(r"^\s*(?:on|in|at|for|to|with|from|about|into|onto|by)\s")
-CHAT_ZH = re.compile(alt(V.CHAT_ZH))
-_QUESTION_WORDS = re.compile(r"^\s*(?:how|what|why|when|where|whether|which|who)\s+")
-_PARTICLES = re.compile(r"[\W_呗吧呀啊嘛呢哦了啦哈吗]+")
+_PEOPLE = Lazy(alt(V.CHAT_PEOPLE))
+_PREPOSITION = Lazy(r"^\s*(?:on|in|at|for|to|with|from|about|into|onto|by)\s")
+CHAT_ZH = Lazy(alt(V.CHAT_ZH))
+_QUESTION_WORDS = Lazy(r"^\s*(?:how|what|why|when|where|whether|which|who)\s+")
+_PARTICLES = Lazy(r"[\W_呗吧呀啊嘛呢哦了啦哈吗]+")
 _CJK_WINDOW = 10  # Han characters either side of a Chinese shape that name its object
 
 
@@ -106,13 +106,13 @@ def chat_zh(text: str, found: re.Match[str], before: bool = True, after: bool = 
     return bool(CHAT_ZH.search(left) or CHAT_ZH.search(right))
 
 
-def skips(pattern: re.Pattern[str], text: str) -> bool:
+def skips(pattern: Lazy, text: str) -> bool:
     """A match of `pattern` whose group "obj" is not the chat's own."""
     found = pattern.search(text)
     return bool(found and not chat_object(found.group("obj")))
 
 
-def skips_zh(pattern: re.Pattern[str], text: str, before: bool = True, after: bool = True) -> bool:
+def skips_zh(pattern: Lazy, text: str, before: bool = True, after: bool = True) -> bool:
     found = pattern.search(text)
     if not found or chat_zh(text, found, before, after):
         return False

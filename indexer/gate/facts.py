@@ -7,11 +7,9 @@ wrote the report", "when was the house built", 这份报告是谁写的) does no
 
 from __future__ import annotations
 
-import re
-
 from indexer.gate import world_words as V
 from indexer.gate.chat import LEAD, TAIL, WORD, opener, shapes, skips, skips_zh, table
-from indexer.gate.regex import AnyOf, alt
+from indexer.gate.regex import AnyOf, Lazy, alt
 
 # --- who made it, when, where, which time zone, the biggest ------------------------------
 _WHO_MADE = AnyOf(
@@ -37,22 +35,22 @@ _WHERE = AnyOf(
     rf"(?:\s+{WORD})?){TAIL}",
 )
 # "what is a black hole made of": the matter of a kind ("what is the cake made of" is the chat's)
-_MADE_OF = re.compile(
+_MADE_OF = Lazy(
     rf"{LEAD}what(?:s|\s+is|\s+are)\s+(?P<obj>(?:an?\s+|the\s+)?{WORD}(?:\s+{WORD}){{0,2}}?)\s+made"
     rf"\s+(?:of|from|out\s+of){TAIL}"
 )
 # "what is the speed of sound", "the population of Peru": a measure of a named thing.
-_PARTS_OF = re.compile(
+_PARTS_OF = Lazy(
     rf"{LEAD}what(?:s|\s+is|\s+are)\s+the\s+(?:main\s+|common\s+|different\s+)?(?:symptoms|causes"
     r"|effects|side\s+effects|benefits|rules|types|kinds|parts|stages|phases|layers|ingredients"
     r"|components|properties|signs|dangers|risks|advantages|disadvantages|pros\s+and\s+cons|uses"
     r"|origins|principles|laws|colors|colours)\s+of\s+(?P<obj>\S.*)$"
 )
-_WHICH_MOST = re.compile(
+_WHICH_MOST = Lazy(
     rf"{LEAD}(?:what|which)\s+{alt(V.WORLD_NOUNS_EN)}\s+(?:is|are|has|was)\s+the\s+"
     rf"{alt(V.SUPERLATIVES_EN)}"
 )
-_MEASURE_OF = re.compile(
+_MEASURE_OF = Lazy(
     rf"{LEAD}(?:what|hows|how)(?:s|\s+is|\s+are|\s+was)?\s+the\s+(?:average\s+)?(?:speed|boiling"
     r"\s+point|melting\s+point|freezing\s+point|population|area|height|mass|weight|diameter|radius"
     r"|circumference|depth|length|temperature|age|size|gdp|lifespan|life\s+expectancy|chemical"
@@ -60,7 +58,7 @@ _MEASURE_OF = re.compile(
     r"\s+(?:of|on|in)\s+(?P<obj>\S.*)$"
 )
 # "how tall is the Eiffel Tower" asks the world, "how long is the drive" the chat.
-_HOW_SIZE = re.compile(
+_HOW_SIZE = Lazy(
     rf"{LEAD}how\s+(?:far|tall|big|old|long|deep|high|heavy|wide|large)\s+(?:is|are|was|were)\s+"
     r"(?P<obj>the\s+\S.*)$"
 )
@@ -68,7 +66,7 @@ _TIMEZONE = AnyOf(
     r"(?:what|which)\s+(?:time\s*zone|timezone)\s+(?:is|are|does|do|in)\s+(?P<obj>\S.*)$",
     r"(?:time\s*zone|timezone|time\s+difference)\s+(?:in|of|for|between|at)\s+(?P<obj>\S.*)$",
 )
-_SUPERLATIVE = re.compile(
+_SUPERLATIVE = Lazy(
     rf"{alt(V.SUPERLATIVES_EN)}\s+(?:{WORD}\s+){{0,2}}?{alt(V.WORLD_NOUNS_EN)}(?![a-z])"
 )
 _WORLD_ZH = AnyOf(
@@ -79,7 +77,7 @@ _WORLD_ZH = AnyOf(
     alt(V.WHERE_ZH),
     r"(?:是|在|用|属于)?(?:哪个|什么)时区|(?:和|与|跟).{1,8}?的?时差",
 )
-_SUPERLATIVE_ZH = re.compile(rf"{alt(V.SUPERLATIVE_ZH)}的{alt(V.WORLD_NOUNS_ZH)}")
+_SUPERLATIVE_ZH = Lazy(rf"{alt(V.SUPERLATIVE_ZH)}的{alt(V.WORLD_NOUNS_ZH)}")
 
 
 _FACT_SHAPES = table(

@@ -15,11 +15,11 @@ from indexer.gate import facts, world
 from indexer.gate import topics as T
 from indexer.gate import words as W
 from indexer.gate.chat import LEAD
-from indexer.gate.regex import AnyOf
+from indexer.gate.regex import AnyOf, Lazy
 from indexer.gate.regex import alt as _alt
 from indexer.gate.regex import squeeze_letters as _squeeze
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
+_CJK = Lazy(r"[\u4e00-\u9fff]")
 
 
 # Rule 2, on squeezed text without apostrophes. One alternation over every class, longest
@@ -39,7 +39,7 @@ for _name, _phrases in _SOCIAL_CLASSES:
     for _phrase in _phrases:
         SOCIAL_CLASS.setdefault(_squeeze(_phrase.replace("'", "")), _name)
 # Laughter typed as a shape (ahahah, hehehe, lolol, xddd, 2333) rather than a word.
-LAUGH_SHAPE = re.compile(
+LAUGH_SHAPE = Lazy(
     r"(?<![a-z0-9])(?:a?(?:h[aeiouy]){2,}h?|a(?:h[aeiouy])+h?|h[ae]h|l(?:ol)+|lmf?ao|x+d|h|w)"
     r"(?![a-z0-9])|(?<![0-9])23{2,}(?![0-9])"
 )
@@ -47,11 +47,11 @@ LAUGH_SHAPE = re.compile(
 # or name) is not social-only, which one set lookup per word says before any regex runs.
 SOCIAL_WORDS = frozenset(w for phrase in SOCIAL_CLASS for w in re.findall(r"[a-z0-9]+", phrase))
 # Searched apart from the shapes, so the phrase trie keeps its first-character skip.
-SOCIAL = re.compile(_alt(SOCIAL_CLASS))
-APPLAUSE = re.compile(r"(?<![0-9])6{2,}(?![0-9])")  # 666: well done
+SOCIAL = Lazy(_alt(SOCIAL_CLASS))
+APPLAUSE = Lazy(r"(?<![0-9])6{2,}(?![0-9])")  # 666: well done
 
 # Chat-app placeholders for what is not text: [图片], [捂脸] (WeChat), [CQ:face,id=1] (QQ).
-PLACEHOLDER = re.compile(r"\[cq:[^\]\n]{0,200}\]|\[[\u4e00-\u9fff]{1,6}\]|\[[a-z ]{1,15}\]")
+PLACEHOLDER = Lazy(r"\[cq:[^\]\n]{0,200}\]|\[[\u4e00-\u9fff]{1,6}\]|\[[a-z ]{1,15}\]")
 # Anything that asks: small talk (rule 8) is only ever a remark, never a question.
 QUESTION = AnyOf(
     r"[?？]",
@@ -64,10 +64,10 @@ QUESTION = AnyOf(
     ),
 )
 
-REMARK = re.compile(_alt(W.REMARK_EN + W.REMARK_ZH))
+REMARK = Lazy(_alt(W.REMARK_EN + W.REMARK_ZH))
 
 # Rule 3.
-RECALL = re.compile(_alt(W.RECALL_EN + W.RECALL_ZH))
+RECALL = Lazy(_alt(W.RECALL_EN + W.RECALL_ZH))
 
 # Rule 4. "i" is not the "i" of "i.e."; an apostrophe next to a word keeps "i" out of "i'm".
 PERSONAL = AnyOf(
@@ -88,20 +88,20 @@ PERSONAL = AnyOf(
     _alt(("your", "his", "her", "their")) + rf"\s+(?:[a-z]+\s+)?{_alt(W.KIN_EN)}",
     r"did(?<![a-z]did)\s+you(?![a-z0-9]|\s+know)",  # "did you know" opens trivia
 )
-FRAMES = re.compile(_alt(W.REQUEST_FRAMES_EN + W.REQUEST_FRAMES_ZH + W.EMPTY_FIRST, "a-z0-9'"))
+FRAMES = Lazy(_alt(W.REQUEST_FRAMES_EN + W.REQUEST_FRAMES_ZH + W.EMPTY_FIRST, "a-z0-9'"))
 
 # What a translate/rewrite/define request works on: quoted text, or what follows its colon.
-OBJECT_VERBS = re.compile(
+OBJECT_VERBS = Lazy(
     _alt(T.TRANSLATE_EN + T.TRANSLATE_ZH + T.REWRITE_EN + T.REWRITE_ZH + ("mean", "意思"))
 )
-QUOTED = re.compile(
+QUOTED = Lazy(
     r'"[^"\n]{0,400}"|“[^”\n]{0,400}”|「[^」\n]{0,400}」|『[^』\n]{0,400}』|《[^》\n]{0,400}》'
     r"|(?<![a-z])'[^'\n]{1,400}'(?![a-z])"
 )
 # A decimal point does not end a sentence ("what is 3.5 times 2").
 # "i.e." and "?!" inside a sentence do not end it: an end is followed by a space or the end.
-SENTENCE_END = re.compile(r"[.!?。]+(?=\s|$)|。|\n")
-FIRST_SENTENCE = re.compile(r"(?:[^.!?。\n]|[.!?](?!\s|$))*[.!?。]*")
+SENTENCE_END = Lazy(r"[.!?。]+(?=\s|$)|。|\n")
+FIRST_SENTENCE = Lazy(r"(?:[^.!?。\n]|[.!?](?!\s|$))*[.!?。]*")
 
 # Rule 6: one predicate per impersonal class, tested in this order.
 _NUM = r"(?:\d[\d.,]*|(?<![a-z])(?:zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand)|[零一二三四五六七八九十百千万两]+)"  # noqa: E501
@@ -129,17 +129,17 @@ _ANY_NUMBER = AnyOf(
         )
     ),
 )
-_ARITH_WEAK = re.compile(r"\d\s*[-/x]\s*\d")  # 5-3, 12/4, 17x23: also a date or a size
-_ARITH_ASK = re.compile(_alt(T.ARITH_ASK))
-_ARITH_TOPIC = re.compile(_alt(T.ARITH_TOPICS))
-_CALCULATE = re.compile(_alt(("calculate", "compute", "solve", "算一下", "计算", "算算")))
-_DIGIT = re.compile(r"\d")
+_ARITH_WEAK = Lazy(r"\d\s*[-/x]\s*\d")  # 5-3, 12/4, 17x23: also a date or a size
+_ARITH_ASK = Lazy(_alt(T.ARITH_ASK))
+_ARITH_TOPIC = Lazy(_alt(T.ARITH_TOPICS))
+_CALCULATE = Lazy(_alt(("calculate", "compute", "solve", "算一下", "计算", "算算")))
+_DIGIT = Lazy(r"\d")
 # A Chinese time question ends the message: 今天几号 asks the date, 今天几号开会 a plan.
 _TIME = AnyOf(_alt(T.TIME_EN), _alt(T.TIME_ZH) + r"(?=[\s?!。,.啊呀呢吗了啦]*$)")
 # An English weather word is a question about the weather only when asked ("will it rain?",
 # "the forecast for tomorrow"); "the rain ruined the picnic" is a story.
-_WEATHER = re.compile(_alt(T.WEATHER_ZH))
-_WEATHER_EN = re.compile(_alt(T.WEATHER_EN))
+_WEATHER = Lazy(_alt(T.WEATHER_ZH))
+_WEATHER_EN = Lazy(_alt(T.WEATHER_EN))
 _WEATHER_ASK = AnyOf(
     r"\?",
     _alt(
@@ -158,11 +158,11 @@ _CODE_ALONE = AnyOf(
     r"```|def(?<![a-z]def)\s+\w+\(|#include|console\.log|=>|traceback\s+\(most",
     r"select(?<![a-z]select)\s+\S+\s+from(?![a-z])",
 )
-_CODE_GENERIC = re.compile(_alt(T.CODE_GENERIC_EN))
+_CODE_GENERIC = Lazy(_alt(T.CODE_GENERIC_EN))
 _VERBS = _alt(
     T.REQUEST_VERBS_EN + ("how to", "how do", "how can", "how should", "another", "one more")
 )
-_REQUEST = re.compile(_VERBS)
+_REQUEST = Lazy(_VERBS)
 _DEFINE = AnyOf(
     _alt(T.DEFINE_EN + T.DEFINE_ZH),
     # "what does he mean?" asks about the conversation, not a word
@@ -171,16 +171,16 @@ _DEFINE = AnyOf(
 )
 # "what is photosynthesis?", "what are black holes?", "what's a black hole?": up to three
 # words, with a/an or without (then no word may make it chat: recall_gate_world).
-_WHAT_IS = re.compile(
+_WHAT_IS = Lazy(
     rf"{LEAD}what(?:\s+exactly)?(?:'s|s|\s+is|\s+are)\s+(?:exactly\s+)?"
     r"(?:([a-z][a-z\-]*(?:\s+[a-z][a-z\-]*){0,2}|[\u4e00-\u9fff]{2,8})"
     r"|an?\s+([a-z][a-z\-]*(?:\s+[a-z][a-z\-]*){0,2}))"
     r"\s*[?!.]*$"
 )
-_ABOUT_BOT = re.compile(_alt(T.ABOUT_BOT))
-_ADVICE = re.compile(_alt(T.ADVICE))
+_ABOUT_BOT = Lazy(_alt(T.ABOUT_BOT))
+_ADVICE = Lazy(_alt(T.ADVICE))
 # "explain what a blockchain is", "explain an API": a term with an article, short message.
-_EXPLAIN = re.compile(
+_EXPLAIN = Lazy(
     r"^(?:(?:can|could)\s+you\s+)?explain\s+(?:to\s+me\s+)?(?:what\s+)?an?\s+\w+(?:\s+\w+)?"
     r"(?:\s+is)?\s*[?!.]*$"
 )

@@ -70,6 +70,7 @@ from indexer.gate.patterns import (
     SOCIAL_CLASS,
     SOCIAL_WORDS,
 )
+from indexer.gate.regex import Lazy
 from indexer.gate.text import MAX_CHARS, Names, names_of, normalise, shown, squeeze
 
 GATE_VERSION = "gate-2"  # gate-2: the world classes of recall_gate_world
@@ -104,17 +105,17 @@ REASONS: tuple[str, ...] = (
 )
 # Which rule to report when several lines of a dialogue pass.
 _PASS_PRIORITY = ("recall_cue", "personal", "known_name", "known_term")
-_SPACES = re.compile(r"[ \t\r\f\v]+")
-_CONTENT = re.compile(r"[^\W_]")
-_MENTION = re.compile(r"@[a-z0-9_.\-]+|@\S+(?=\s|$)")
-_DIALOGUE_LINE = re.compile(r'^\s*(?:<[^<>\n]{1,40}>|[^\s:<>"]{1,30}(?: [^\s:<>"]{1,30})?)\s*:\s*')
-_QUOTES = re.compile(r'^"(.*)"$')
-_WORD = re.compile(r"[^\W_]+")
-_LATIN_WORD = re.compile(r"[a-z0-9]+")
-_DIGIT = re.compile(r"\d")
-_CJK_CHAR = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
+_SPACES = Lazy(r"[ \t\r\f\v]+")
+_CONTENT = Lazy(r"[^\W_]")
+_MENTION = Lazy(r"@[a-z0-9_.\-]+|@\S+(?=\s|$)")
+_DIALOGUE_LINE = Lazy(r'^\s*(?:<[^<>\n]{1,40}>|[^\s:<>"]{1,30}(?: [^\s:<>"]{1,30})?)\s*:\s*')
+_QUOTES = Lazy(r'^"(.*)"$')
+_WORD = Lazy(r"[^\W_]+")
+_LATIN_WORD = Lazy(r"[a-z0-9]+")
+_DIGIT = Lazy(r"\d")
+_CJK_CHAR = Lazy(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
 _CONTRACTIONS = {"i'll": "i will", "i'd": "i would", "we're": "we are", "we'd": "we would"}
-_CONTRACTION = re.compile(r"(?<![a-z])(?:i'll|i'd|we're|we'd)(?![a-z])")
+_CONTRACTION = Lazy(r"(?<![a-z])(?:i'll|i'd|we're|we'd)(?![a-z])")
 _EMOJI_REASONS = (("laughter", "😂🤣😆😹😄😁😅"), ("thanks", "🙏"), ("acknowledgement", "👍👌✅🆗"))
 
 

@@ -5,14 +5,13 @@ Kept apart from the rules so both the gate and its name matcher normalise one wa
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
 from indexer.backends.tokenize import ENGLISH_STOP_WORDS
 from indexer.gate import words as W
-from indexer.gate.regex import SQUEEZE
+from indexer.gate.regex import SQUEEZE, Lazy
 
 # A gate decision reads the first MAX_CHARS only: a 1 MB paste must cost what a page costs,
 # and any cue that matters (a name, "remember", "my") shows in its first page. A longer
@@ -24,16 +23,16 @@ NAME_DISPLAY_CHARS = 40
 MAX_NAME_CHARS = 64
 MAX_NAMES = 5000
 # Control and format characters (NUL, RTL marks, zero-width joiners, BOM): never content.
-_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
-_SPACES = re.compile(r"[ \t\r\f\v]+")
-_CONTENT = re.compile(r"[^\W_]")
-_US = re.compile(r"(?<![A-Za-z])U\.?S\.?(?![A-Za-z])")  # the country, not "us"
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
-_ALONE = re.compile(r"'s|\s*[,?!:.]|\s*$")
+_CONTROL = Lazy(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
+_SPACES = Lazy(r"[ \t\r\f\v]+")
+_CONTENT = Lazy(r"[^\W_]")
+_US = Lazy(r"(?<![A-Za-z])U\.?S\.?(?![A-Za-z])")  # the country, not "us"
+_CJK = Lazy(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]")
+_ALONE = Lazy(r"'s|\s*[,?!:.]|\s*$")
 # A word of a name: letters and digits, an inner apostrophe (O'Brien), no possessive 's.
 _L = r"[^\W_\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]"  # a letter or digit, not CJK
-_NAME_WORD = re.compile(rf"{_L}+(?:'(?!s(?!{_L})){_L}+)*")
-_CJK_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+")
+_NAME_WORD = Lazy(rf"{_L}+(?:'(?!s(?!{_L})){_L}+)*")
+_CJK_RUN = Lazy(r"[\u3400-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+")
 
 
 def normalise(text: str, fold: bool = True) -> str:

@@ -11,8 +11,6 @@ a chat name has passed the message before any of these runs.
 
 from __future__ import annotations
 
-import re
-
 from indexer.gate import world_words as V
 from indexer.gate.chat import (
     ANY_OPENER,
@@ -28,7 +26,7 @@ from indexer.gate.chat import (
     skips_zh,
     table,
 )
-from indexer.gate.regex import AnyOf, alt
+from indexer.gate.regex import AnyOf, Lazy, alt
 
 # --- word and language tasks -------------------------------------------------------------
 _LANGUAGE = AnyOf(
@@ -44,7 +42,7 @@ _LANGUAGE_ZH = AnyOf(
     r"(?<![你他她书])怎么(?:读|念)",  # not "你怎么读这么快", "这本书怎么读"
 )
 # What a word task works on follows its phrase, after a preposition: "a synonym for this".
-_LINKS = re.compile(r"^\s*(?:(?:for|of|with|to|in|that|means|meaning|is|out)\s+)*")
+_LINKS = Lazy(r"^\s*(?:(?:for|of|with|to|in|that|means|meaning|is|out)\s+)*")
 
 
 def language(text: str) -> bool:
@@ -84,7 +82,7 @@ def quantity(text: str) -> bool:
 
 
 # --- explain and describe a topic --------------------------------------------------------
-_EXPLAIN_EN = re.compile(
+_EXPLAIN_EN = Lazy(
     rf"{LEAD}{ASK}(?:explain|describe|summarize|summarise)(?:\s*一下\s*|\s+)(?:to\s+me\s+|for\s+me\s+|briefly\s+"
     rf"|simply\s+)?(?:the\s+(?:concept|idea|meaning|basics|history)\s+of\s+)?(?P<obj>\S.*)$"
 )
@@ -94,31 +92,31 @@ _TOPIC_WORD = (
     r"[a-z\-]*(?:ism|ology|ics|tion|sion|sis|ity|ment|ness|ance|ence|phy|try|omy|ture"
     r"|[tkrnpdm]s|oes|ies|ches|shes)"  # or a plural: volcanoes, planets, stars
 )
-_TELL_ABOUT = re.compile(
+_TELL_ABOUT = Lazy(
     rf"{LEAD}{ASK}(?:tell|teach)\s+me\s+(?:a\s+bit\s+|a\s+little\s+|something\s+|more\s+)?about"
     rf"\s+(?P<obj>(?:{WORD}|\S+)\s+\S.*|{_TOPIC_WORD}{TAIL})"
 )
-_OVERVIEW = re.compile(
+_OVERVIEW = Lazy(
     r"(?:explanation|overview|summary|introduction|intro|rundown)\s+(?:of|to|on|about)\s+"
     r"(?P<obj>\S.*)$"
 )
 _OVERVIEW_WORDS = ("explanation", "overview", "summary", "intro", "rundown")
-_TELL_WHAT = re.compile(
+_TELL_WHAT = Lazy(
     rf"{LEAD}{ASK}(?:tell\s+me|explain)\s+what\s+(?P<obj>(?:an?\s+)?{WORD}(?:\s+{WORD}){{0,2}})\s+"
     rf"(?:is|are|means){TAIL}"
 )
-_HOW_WORKS = re.compile(
+_HOW_WORKS = Lazy(
     rf"{LEAD}how\s+(?:does|do|did)\s+(?P<obj>(?:an?\s+|the\s+)?{WORD}(?:\s+{WORD}){{0,2}})\s+"
     rf"(?:work|works|happen|form|grow|fly|breathe|evolve|spread|reproduce|make|produce|build"
     rf"|survive|communicate|navigate|hunt|sleep|see|digest|migrate|hibernate|erupt|move|swim"
     rf"|freeze|melt|boil|glow|change)(?:\s+{WORD}){{0,2}}" + TAIL
 )
-_HOW_MADE = re.compile(
+_HOW_MADE = Lazy(
     rf"{LEAD}how\s+(?:are|is|were|was)\s+(?P<obj>(?:an?\s+)?{WORD}(?:\s+{WORD})?)\s+(?:made|formed"
     rf"|created|produced|built|measured|calculated|determined|pronounced){TAIL}"
 )
-_EXPLAIN_ZH = re.compile(alt(V.EXPLAIN_ZH))
-_HOW_ZH = re.compile(r"是(?:怎么|如何|怎样)[\u4e00-\u9fff]{1,4}的")  # 飞机是怎么飞起来的
+_EXPLAIN_ZH = Lazy(alt(V.EXPLAIN_ZH))
+_HOW_ZH = Lazy(r"是(?:怎么|如何|怎样)[\u4e00-\u9fff]{1,4}的")  # 飞机是怎么飞起来的
 
 
 _EXPLAIN_SHAPES = table(
@@ -207,7 +205,7 @@ def classification(text: str) -> bool:
 
 
 # --- random picks and small generators ---------------------------------------------------
-_RANDOM_ZH = re.compile(alt(V.RANDOM_ZH))
+_RANDOM_ZH = Lazy(alt(V.RANDOM_ZH))
 _RANDOM = AnyOf(
     alt(V.RANDOM_EN),
     r"(?:give|tell|show|pick|choose|generate|make|say)\s+(?:me\s+|us\s+)?(?:an?\s+|one\s+|some\s+|"

@@ -8,6 +8,7 @@ rebuilds.
 
 __all__ = [
     "disk_plan",
+    "disk_scan",
     "documents",
     "follow",
     "manifest",

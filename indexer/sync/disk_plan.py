@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from indexer.sync.documents import scan_tree
+from indexer.sync.disk_scan import scan_tree
 from indexer.sync.plan import DiskFile, Known, Plan, plan_changes
 from vault.files.safewrite import content_hash
 from vault.layout.links import read_vault_file

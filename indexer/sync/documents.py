@@ -1,6 +1,6 @@
 """One vault file -> the chunks both indexes hold (ChunkDoc), parsed with the vault parsers.
 
-Also which files those are (`scan`) and reading one into a manifest entry (`read_file`).
+Also reading one into a manifest entry (`read_file`).
 
 Chunk ids are not decided here: the manifest owns them (stable per path and ordinal), so
 `parse_file` returns chunks with a placeholder id and `with_ids` fills them in.
@@ -12,30 +12,28 @@ import dataclasses
 import hashlib
 import logging
 import os
-import stat
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
 from indexer.backends.chunking import chunk_text
 from indexer.backends.records import ChunkDoc
+from indexer.sync.disk_scan import role_of
 from indexer.sync.manifest_schema import FileEntry
-from indexer.sync.plan import DiskFile
 from vault.files.safewrite import content_hash
 from vault.format.episodes import parse_episode
 from vault.format.model import Episode, FormatError, Profile
 from vault.format.profiles import parse_profile
 from vault.format.redact_forms import episode_as_sent, redacted_name
 from vault.format.tags import tag_keys
-from vault.layout.layout import MEMORY_KINDS, STATE_DIR, FileRole, classify, is_ignored
-from vault.layout.links import first_link, read_vault_file
+from vault.layout.layout import STATE_DIR, FileRole, is_ignored
+from vault.layout.links import read_vault_file
 from vault.redaction.redact import redact
 
 log = logging.getLogger(__name__)
 
-INDEXED_KINDS: frozenset[str] = MEMORY_KINDS
 UNASSIGNED = -1
 # A file modified this close to when we looked at it may be modified again within the same
 # timestamp tick, with the same size, and the stat would hide it ("racy git"). Such an mtime
@@ -51,12 +49,6 @@ class ParsedFile:
     role: FileRole
     index_key: str
     docs: tuple[ChunkDoc, ...]  # chunk_id == UNASSIGNED until with_ids
-
-
-def role_of(root: Path, rel: str, memo: dict[str, str | None] | None = None) -> FileRole | None:
-    """The file's role if it is something the indexes hold, else None."""
-    role = classify(root, rel, memo)
-    return role if role.kind in INDEXED_KINDS else None
 
 
 def normalise_paths(root: Path, paths: Iterable[str | os.PathLike[str]]) -> list[str]:
@@ -89,85 +81,6 @@ def _has_ancestor_in(rel: str, rels: set[str]) -> bool:
 def trusted_mtime(mtime_ns: int, observed_ns: int) -> int:
     """The mtime to record for a file whose stat was taken at `observed_ns` (time_ns)."""
     return mtime_ns if observed_ns - mtime_ns >= RACY_NS else UNTRUSTED_MTIME
-
-
-def scan(root: Path, path: Path, links: list[str] | None = None) -> Iterator[tuple[str, DiskFile]]:
-    """Indexable files at or under `path`, with their stat (nothing is read).
-
-    Symbolic links are never followed (vault.layout.links), at any depth: a path under one yields
-    nothing (so what it held leaves the index) and the link goes to `links`.
-    """
-    rel = path.relative_to(root).as_posix()
-    link = first_link(root, rel) if rel != "." else None
-    if link is not None:
-        if links is not None:
-            links.append(link)
-        return
-    if path.is_dir():
-        yield from scan_tree(root, path, links)
-        return
-    if role_of(root, rel) is None:
-        return
-    try:
-        st = path.lstat()
-    except OSError:
-        return  # gone already: the plan sees it as deleted
-    if stat.S_ISREG(st.st_mode):
-        yield rel, DiskFile(st.st_size, st.st_mtime_ns)
-
-
-def scan_tree(
-    root: Path, folder: Path, links: list[str] | None = None
-) -> Iterator[tuple[str, DiskFile]]:
-    """`scan` of a folder: one scandir per folder, one stat per file, folder ids decoded once."""
-    prefix = folder.relative_to(root).as_posix()
-    prefix = "" if prefix == "." else prefix
-    found: list[tuple[str, DiskFile]] = []
-    link = first_link(root, prefix) if prefix else None
-    if link is not None:
-        if links is not None:
-            links.append(link)
-        return iter(found)
-    _scan_dir(root, str(folder), prefix, {}, found, [] if links is None else links)
-    return iter(found)
-
-
-def _scan_dir(
-    root: Path,
-    folder: str,
-    prefix: str,
-    memo: dict[str, str | None],
-    found: list[tuple[str, DiskFile]],
-    links: list[str],
-) -> None:
-    try:
-        with os.scandir(folder) as it:
-            children = sorted(it, key=lambda e: e.name)
-    except OSError:
-        return
-    for child in children:
-        if is_ignored(child.name):
-            continue
-        rel = f"{prefix}/{child.name}" if prefix else child.name
-        try:
-            is_link = child.is_symlink()
-            is_dir = not is_link and child.is_dir(follow_symlinks=False)
-        except OSError:
-            is_link = is_dir = False
-        if is_link:
-            links.append(rel)  # never followed, file or folder, inside or out
-            continue
-        if is_dir:
-            _scan_dir(root, child.path, rel, memo, found, links)
-            continue
-        if role_of(root, rel, memo) is None:
-            continue
-        try:
-            st = child.stat(follow_symlinks=False)
-        except OSError:
-            continue  # gone already: the plan sees it as deleted
-        if stat.S_ISREG(st.st_mode):
-            found.append((rel, DiskFile(st.st_size, st.st_mtime_ns)))
 
 
 def read_file(root: Path, rel: str) -> tuple[FileEntry | None, list[ChunkDoc]]:

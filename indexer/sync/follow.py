@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from indexer.backends.locks import LOCK_NAME
-from indexer.sync.documents import role_of
+from indexer.sync.disk_scan import role_of
 from indexer.sync.manifest import MANIFEST_NAME, index_dir
 from vault.files import filelocks
 from vault.files.safewrite import content_hash

@@ -14,6 +14,7 @@ import shutil
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from indexer.backends.backend import SearchBackend
 from indexer.backends.embed_cache import CachedEmbedder
@@ -21,7 +22,9 @@ from indexer.backends.milvus_index import MilvusVectors
 from indexer.backends.records import ChunkDoc
 from indexer.backends.vector_index import VectorIndex
 from indexer.backends.vector_open import VectorOpener
-from indexer.sync.syncer import Syncer
+
+if TYPE_CHECKING:  # an annotation: the reader's open_vectors must not load the syncer
+    from indexer.sync.syncer import Syncer
 
 log = logging.getLogger(__name__)
 

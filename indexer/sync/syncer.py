@@ -23,7 +23,8 @@ from indexer.backends.locks import acquire_writer_lock
 from indexer.backends.records import ChunkDoc
 from indexer.sync.apply import Batch, BatchApplier
 from indexer.sync.disk_plan import hashed_plan, scan_vault
-from indexer.sync.documents import normalise_paths, read_file, scan, with_ids
+from indexer.sync.disk_scan import scan
+from indexer.sync.documents import normalise_paths, read_file, with_ids
 from indexer.sync.id_sets import EMPTY, held_ids, missing, top_id
 from indexer.sync.manifest import Manifest, index_dir
 from indexer.sync.manifest_schema import FileEntry

@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vault.format.model import Profile
-from vault.health.check import CheckReport
 from vault.layout.store import EpisodePage, StoredEpisode
 from vault.layout.views import episode_full, episode_item, profile_json
+
+if TYPE_CHECKING:  # an annotation: a search's output must not load the whole health check
+    from vault.health.check import CheckReport
 
 __all__ = ["episode_full", "profile_json"]
 

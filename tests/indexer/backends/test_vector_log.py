@@ -101,3 +101,24 @@ def test_a_log_of_another_snapshot_is_ignored(tmp_path: Path, model) -> None:
     (tmp_path / LOG_NAME).write_bytes(old_log.replace(old_log[8:40], b"0" * 32, 1))
     with open_index(tmp_path, model, writer=False) as reader:
         assert reader.ids() == {1}  # the snapshot alone
+
+
+def test_a_writer_folds_a_log_bigger_than_its_snapshot_into_it_on_close(
+    tmp_path: Path, model
+) -> None:
+    """A reader opening later (a cold `memvault search`) loads a snapshot instead of replaying
+    the writer's log: same chunks, same answers, the log left empty."""
+    with open_index(tmp_path, model) as index:
+        index.upsert([doc(1, TEXTS[0])])
+        index.commit()
+        snapshot = (tmp_path / SNAPSHOT_NAME).stat()
+        for cid, text in enumerate(TEXTS[1:] * 3, start=2):
+            index.upsert([doc(cid, text)])
+            index.commit()
+        assert (tmp_path / LOG_NAME).stat().st_size > snapshot.st_size
+        before = found(index)
+    assert (tmp_path / SNAPSHOT_NAME).stat().st_ino != snapshot.st_ino
+    with open_index(tmp_path, model, writer=False) as reader:
+        assert (tmp_path / LOG_NAME).stat().st_size < 100  # its header only
+        assert reader.ids() == set(range(1, 11))
+        assert found(reader) == before

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from indexer.engine import Engine
 from indexer.retrieval.search_query import SearchQuery
-from indexer.sync.documents import role_of, scan_tree
+from indexer.sync.disk_scan import role_of, scan_tree
 from tests.helpers.cli_run import Ran, memvault
 from vault.errors import BadRequestError
 from vault.files import audit
