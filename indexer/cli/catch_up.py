@@ -28,9 +28,12 @@ import sys
 import time
 from typing import TextIO
 
+import numpy as np
+
 from indexer import engine as engine_module
 from indexer.engine import Engine
 from indexer.sync.disk_plan import hashed_plan, scan_vault
+from indexer.sync.id_sets import held_ids
 from indexer.sync.report import SyncReport
 
 CATCH_UP_FILES = 64  # files (re)indexed before answering; more are left to a writer
@@ -132,5 +135,5 @@ def behind(engine: Engine) -> bool:
     plan, _ = hashed_plan(engine.root, disk, engine.manifest.known())
     if not plan.is_noop:
         return True
-    owners = engine.manifest.chunk_owners().keys()
-    return any(index.ids() != owners for index in (engine.text, engine.vector))
+    owned = engine.manifest.owned_chunk_ids()  # sorted unique, as held_ids
+    return any(not np.array_equal(held_ids(index), owned) for index in (engine.text, engine.vector))

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 from indexer import engine
+from indexer.backends.calibration import calibration_sentences
 from indexer.backends.embeddings import EmbedderIdentity
 from indexer.cli import catch_up
 from indexer.retrieval.search_query import SearchQuery
@@ -153,7 +154,9 @@ def test_with_no_index_it_indexes_first_with_progress_lines(tmp_path, capsys, mo
 
 def test_ctrl_c_while_indexing_keeps_what_was_indexed(tmp_path, capsys, monkeypatch):
     texts: list[str] = []
-    tiny = Tiny("tiny", texts, interrupt_after=32)  # Ctrl-C in the second batch
+    # Ctrl-C in the second batch: after the first batch's 32 texts and the model's calibration
+    # sentences (embedded once for a new vector index's 8-bit code ranges).
+    tiny = Tiny("tiny", texts, interrupt_after=32 + len(calibration_sentences()))
     monkeypatch.setattr(engine, "embedder_from_settings", lambda: tiny)
     root = tmp_path / "memory"
     init_vault(root, git=False)
