@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from indexer.backends.backend import IndexLockedError
 from indexer.backends.embed_openai import OpenAICompatible
 from indexer.backends.embeddings import Embedder, default_embedder
+from indexer.backends.vector_open import VectorOpener
 from indexer.engine import Engine
 from indexer.jobs.consolidate_preview import Preview
 from indexer.jobs.consolidate_select import ConsolidateSettings
@@ -42,6 +43,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 EMBEDDINGS = ("local", "langbot", "openai")
+INDEXES = ("local", "host")  # where the vectors live: FAISS here, or the host's vector DB
 RECALL_GATE = ("on", "off")
 MAX_CANDIDATES_PER_TURN = 10  # each one is checked against memory with an embedding
 MAX_EVENTS_INJECTED = 20  # open key events per prompt (each line is capped: events_block)
@@ -73,6 +75,8 @@ class PluginSettings:
     openai_model: str = ""
     openai_dim: int = 0
     openai_key: str = ""
+    index: str = "local"
+    index_kb: str = ""  # the host knowledge base whose collection `index: host` uses
     half_life_days: float = 30.0
     top_k: int = 3
     injection_chars: int = 4000
@@ -121,6 +125,9 @@ class PluginSettings:
         embedding = str(config.get("embedding") or "local")
         if embedding not in EMBEDDINGS:
             raise SettingsError(f"embedding must be one of {', '.join(EMBEDDINGS)}")
+        index = str(config.get("index") or "local").strip().lower()
+        if index not in INDEXES:
+            raise SettingsError(f"index must be local or host (got {config.get('index')!r})")
         floor = number("relevance_floor", DEFAULT_FLOOR, 0.0)
         if not 0.0 <= floor <= 1.0:  # relevance is in [0, 1]: above it nothing is ever recalled
             raise SettingsError(
@@ -182,6 +189,8 @@ class PluginSettings:
             openai_model=str(config.get("openai_model") or ""),
             openai_dim=number("openai_dim", 0, 0, int),
             openai_key=str(config.get("openai_key") or ""),
+            index=index,
+            index_kb=str(config.get("index_kb") or "").strip(),
             half_life_days=number("half_life_days", 30.0, 0.0),
             top_k=number("top_k", 3, 1, int),
             injection_chars=number("injection_chars", 4000, 200, int),
@@ -233,6 +242,8 @@ class MemoryService:
         # live_settings.SettingsRecord: the config this service was built from (main.py).
         self.record: Any = None
         self._running = 0  # calls of `run` not finished: a settings change waits for them
+        # `index: host` once proved (host_index.start); None: the local FAISS folder.
+        self.vectors: VectorOpener | None = None
 
     # -- lifecycle ------------------------------------------------------------------
 
@@ -272,11 +283,13 @@ class MemoryService:
             self._warn(str(exc))
             return
         try:
-            self.engine = Engine.open(root, embedder=embedder)
+            self.engine = Engine.open(root, embedder=embedder, vectors=self.vectors)
         except IndexLockedError as exc:
             self._warn(f"{exc}; searching read-only, writes are indexed by that process")
             try:
-                self.engine = Engine.open(root, embedder=embedder, writer=False)
+                self.engine = Engine.open(
+                    root, embedder=embedder, writer=False, vectors=self.vectors
+                )
             except Exception as inner:  # noqa: BLE001 - any failure here is a health warning
                 self._warn(f"index cannot be opened read-only either ({inner})")
             return

