@@ -98,8 +98,8 @@ class HostVectorIndex:
             self.close()
             raise
         log.info(
-            "event=host_vector_open collection=%s writer=%s chunks=%s metric=%s",
-            calls.collection, writer, len(self._ids or ()), metric.name,
+            "event=host_vector_open collection=%s space=%s writer=%s chunks=%s metric=%s",
+            calls.collection, space, writer, len(self._ids or ()), metric.name,
         )  # fmt: skip
         return self
 

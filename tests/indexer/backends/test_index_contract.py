@@ -73,8 +73,9 @@ _LOOP: Any = None
 
 
 def open_host(folder: Path, writer: bool = True) -> Any:
-    """The host backend over the FAKE host that lives beside `folder`, proved first as the
-    plugin proves the real one at start."""
+    """The host backend over the FAKE host that lives beside `folder` (or over the real host
+    when hostsuite/checks_host_index.py runs this module), proved first as the plugin proves
+    the real one at start."""
     from memvault_plugin.host_index.calls import HostCalls
     from memvault_plugin.host_index.opener import vault_space_id
     from memvault_plugin.host_index.probe import prove_isolation
@@ -84,7 +85,11 @@ def open_host(folder: Path, writer: bool = True) -> Any:
     global _LOOP
     if _LOOP is None:
         _LOOP = start_loop()  # one for the process
-    calls = HostCalls(FakeMilvusHost(folder.parent / "fake-host.json"), "kb-fake", _LOOP)
+    from hostsuite.host_vectors import RelayVectorAPI
+
+    relay = RelayVectorAPI.from_env()  # the real host's, when the real-host suite runs this
+    api, kb = relay or (FakeMilvusHost(folder.parent / "fake-host.json"), "kb-fake")
+    calls = HostCalls(api, kb, _LOOP)
     metric = prove_isolation(calls, USE_DIM)
     space = space_of(vault_space_id(folder, writer), USE_IDENTITY)
     return HostVectorIndex.open(
