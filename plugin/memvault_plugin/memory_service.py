@@ -25,6 +25,7 @@ from indexer.jobs.consolidate_select import ConsolidateSettings
 from indexer.jobs.llm import LLM
 from indexer.retrieval.relevance import DEFAULT_FLOOR
 from indexer.retrieval.search import SearchResult
+from indexer.sync.manifest import index_dir
 from vault.errors import BadInput, BadRequestError, Unavailable
 from vault.events import EventType, EventTypeError, parse_event_types
 from vault.format.model import (
@@ -38,6 +39,7 @@ from vault.writes.create import init_vault
 from vault.writes.operations import Vault
 
 from . import vault_location
+from .host_index.opener import forget_space
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -282,6 +284,8 @@ class MemoryService:
         except SettingsError as exc:
             self._warn(str(exc))
             return
+        if self.vectors is None:
+            forget_space(index_dir(root))  # the host's rows go stale while FAISS takes edits
         try:
             self.engine = Engine.open(root, embedder=embedder, vectors=self.vectors)
         except IndexLockedError as exc:

@@ -76,12 +76,17 @@ async def test_a_host_that_does_not_filter_on_file_id_is_refused_for_local(
     vector_host, tmp_path, monkeypatch, tiny_embedder
 ):
     vector_host.vector_filters_ignored = True
+    old_space = tmp_path / "memory" / ".memvault" / "index" / "host" / "space.json"
+    old_space.parent.mkdir(parents=True)
+    old_space.write_text('{"vault_id": "from-an-earlier-index-host"}')
     plugin = await start(vector_host, tmp_path, monkeypatch, tiny_embedder)
     (warning,) = plugin.memory.warnings
     assert "index: host refused" in warning and "another scope's probe row" in warning
     assert "using local vectors (FAISS) instead" in warning
     assert isinstance(plugin.memory.require()[1].vector, VectorIndex)
     assert host_rows(vector_host) == []  # the probe rows were cleaned up
+    # FAISS takes the edits now: a later switch to host must not trust the old space's rows.
+    assert not old_space.exists()
     plugin.memory.close()
 
 

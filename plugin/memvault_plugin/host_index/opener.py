@@ -5,16 +5,25 @@ plugin reach only those); inside it, a space per vault and model (rows.space_of)
 id is a random uuid kept in `<index folder>/host/space.json`, so a rebuild for a new model
 writes a new space beside the old one and a reader finds the writer's. Losing the index
 folder starts a new space (the old rows stay unreachable in the host; reindex re-sends).
+
+One place holds the vectors at a time. A sync checks which chunk ids an index holds, not what
+each was embedded from, so an index left behind while the other one took the edits would come
+back with stale rows: a writer opened on the host drops the local FAISS folder of its model,
+and a start with `index: local` forgets the host space (`forget_space`); either way the next
+open re-sends every chunk (the embedding cache spares the model calls).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import shutil
 import uuid
 from pathlib import Path
 
 from indexer.backends.backend import IndexMissingError
 from indexer.backends.embed_cache import CachedEmbedder
+from indexer.sync.rebuild import vectors_dir
 from vault.files.safewrite import atomic_write
 from vault.format.jsonin import load_json
 
@@ -22,7 +31,16 @@ from . import rows
 from .calls import HostCalls
 from .vectors import HostVectorIndex
 
+log = logging.getLogger(__name__)
 SPACE_FILE = "space.json"
+
+
+def forget_space(index_folder: Path) -> None:
+    """`index: local` from now on: a later switch to host starts a fresh space."""
+    path = Path(index_folder) / "host" / SPACE_FILE
+    if path.exists():
+        path.unlink()
+        log.info("event=host_space_forgotten path=%s", path)
 
 
 def vault_space_id(folder: Path, writer: bool) -> str:
@@ -50,6 +68,11 @@ class HostOpener:
         self, index_folder: Path, embedder: CachedEmbedder, *, writer: bool
     ) -> HostVectorIndex:
         folder = Path(index_folder) / "host"
+        if writer:
+            local = vectors_dir(Path(index_folder), embedder.identity.key)
+            if local.exists():  # stale from now on: see the module docstring
+                shutil.rmtree(local, ignore_errors=True)
+                log.info("event=local_vectors_dropped folder=%s reason=index_host", local)
         space = rows.space_of(vault_space_id(folder, writer), embedder.identity.key)
         return HostVectorIndex.open(
             self.calls,
