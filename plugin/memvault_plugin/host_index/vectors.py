@@ -206,7 +206,8 @@ class HostVectorIndex:
         files = [rows.scope_file_id(self._space, k) for k in keys]
         where = {"file_id": files[0]} if len(files) == 1 else {"file_id": {"$in": files}}
         want_status, want_kind = set(statuses), set(kinds)
-        top_k = min(MAX_TOP_K, max(4 * limit, limit + 32))
+        # Most rows of a scope are active episodes: a small margin first, x4 while short.
+        top_k = min(MAX_TOP_K, limit + max(16, limit // 2))
         while True:
             found = self._calls.search(vector, top_k, where)
             best: dict[int, float] = {}

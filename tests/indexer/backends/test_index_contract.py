@@ -196,6 +196,18 @@ def test_status_kind_and_expiry_filters(idx: TextIndex | VectorIndex) -> None:
     assert idx.search("giraffe", U1, 50, statuses=()) == []
 
 
+def test_filters_apply_before_the_limit_even_when_filtered_rows_flood_it(
+    idx: TextIndex | VectorIndex,
+) -> None:
+    # 40 archived rows that match better than the one active row: a backend that cut a
+    # top-k first and filtered after (the host's, asked for too few) would return nothing.
+    archived = [doc(100 + i, f"The giraffe escaped from the zoo again ({i})", status="archived")
+                for i in range(40)]  # fmt: skip
+    idx.upsert([*archived, doc(99, "Someone saw a giraffe near the station.")])
+    idx.commit()
+    assert ids_of(idx.search("the giraffe escaped from the zoo", U1, 1)) == [99]
+
+
 def test_update_replaces(idx: TextIndex | VectorIndex, kind: str) -> None:
     old = "oat flat white coffee every morning"
     assert ids_of(idx.search(old, U1, 1)) == [3]
