@@ -136,26 +136,35 @@ class HostVectorIndex:
             changes, self._pending = self._pending, {}
             if not changes:
                 return
-            assert self._ids is not None
-            space = self._space
-            known = [cid for cid in changes if cid in self._ids]
-            for start in range(0, len(known), BATCH):  # Milvus: insert never replaces
-                ids = [rows.row_id(space, cid) for cid in known[start : start + BATCH]]
-                self._calls.delete_where({"uuid": {"$in": ids}})
-            added = [(cid, c) for cid, c in changes.items() if c is not None]
-            for start in range(0, len(added), BATCH):
-                part = added[start : start + BATCH]
-                self._calls.upsert(
-                    [vec.tolist() for _, (_, vec) in part],
-                    [rows.row_id(space, cid) for cid, _ in part],
-                    [row.metadata(space) for _, (row, _) in part],
-                )
-            gone = [cid for cid in known if changes[cid] is None]
-            if gone:
-                self._bury(gone)
-            self._ids.update(cid for cid, _ in added)
-            self._ids.difference_update(cid for cid, c in changes.items() if c is None)
+            if self._ids is None:  # a commit failed part way: ask the host what it holds
+                self._ids = self._list_ids()
+            try:
+                self._send(changes)
+            except BaseException:
+                self._ids = None  # some rows may have reached the host: list them next time
+                raise
         log.debug("event=host_vector_commit changes=%d", len(changes))
+
+    def _send(self, changes: dict[int, tuple[rows.Row, np.ndarray] | None]) -> None:
+        assert self._ids is not None
+        space = self._space
+        known = [cid for cid in changes if cid in self._ids]
+        for start in range(0, len(known), BATCH):  # Milvus: insert never replaces
+            ids = [rows.row_id(space, cid) for cid in known[start : start + BATCH]]
+            self._calls.delete_where({"uuid": {"$in": ids}})
+        added = [(cid, c) for cid, c in changes.items() if c is not None]
+        for start in range(0, len(added), BATCH):
+            part = added[start : start + BATCH]
+            self._calls.upsert(
+                [vec.tolist() for _, (_, vec) in part],
+                [rows.row_id(space, cid) for cid, _ in part],
+                [row.metadata(space) for _, (row, _) in part],
+            )
+        gone = [cid for cid in known if changes[cid] is None]
+        if gone:
+            self._bury(gone)
+        self._ids.update(cid for cid, _ in added)
+        self._ids.difference_update(cid for cid, c in changes.items() if c is None)
 
     def _bury(self, gone: list[int]) -> None:
         # Where the uuid delete was a no-op (a backend that filters on file_id only), the row
@@ -237,10 +246,12 @@ class HostVectorIndex:
             top_k = min(MAX_TOP_K, top_k * 4)
 
     def ids(self) -> set[int]:
-        if self._ids is not None:
-            with self._mutex:
-                return set(self._ids)
-        return self._list_ids()
+        if not self._writable:
+            return self._list_ids()  # a reader follows the writer's commits
+        with self._mutex:
+            if self._ids is None:
+                self._ids = self._list_ids()
+            return set(self._ids)
 
     def close(self) -> None:
         if self._pending:
