@@ -98,3 +98,42 @@ async def test_index_host_without_a_knowledge_base_says_what_to_create(
     assert "create a knowledge base with the MemVault engine" in warning
     assert "index_kb" in warning and "local vectors" in warning
     plugin.memory.close()
+
+
+class FlakyHost(FakeMilvusHost):
+    """FAKE host whose next upsert stores its rows, then fails (a timeout after the write)."""
+
+    fail_next = False
+
+    async def vector_upsert(self, *args, **kwargs):
+        await super().vector_upsert(*args, **kwargs)
+        if self.fail_next:
+            self.fail_next = False
+            raise TimeoutError("the host answered too late")
+
+
+def test_a_commit_that_failed_after_the_write_leaves_no_duplicate(tmp_path, tiny_embedder):
+    from memvault_plugin.host_index.calls import HostCalls, HostVectorError
+    from memvault_plugin.host_index.rows import Metric
+    from memvault_plugin.host_index.vectors import HostVectorIndex
+
+    from indexer.backends.records import ChunkDoc
+    from tests.helpers.fake_host_vectors import start_loop
+
+    flaky = FlakyHost(tmp_path / "host.json")
+    calls = HostCalls(flaky, KB, start_loop())
+    dim = tiny_embedder.identity.dim
+    index = HostVectorIndex.open(
+        calls, tmp_path / "idx", space="s", metric=Metric("similarity"),
+        embed=tiny_embedder.embed_documents, dim=dim,
+    )  # fmt: skip
+    doc = ChunkDoc(7, "ep_7", "e.md", 0, "episode", "k", "the boat is blue")
+    flaky.fail_next = True
+    index.upsert([doc])
+    with pytest.raises(HostVectorError, match="too late"):
+        index.commit()
+    index.upsert([ChunkDoc(7, "ep_7", "e.md", 0, "episode", "k", "the boat is red")])
+    index.commit()  # the host holds row 7 already: it is replaced, not inserted twice
+    stored = json.loads(flaky.path.read_text())
+    assert len(stored) == 1 and index.ids() == {7}
+    index.close()
