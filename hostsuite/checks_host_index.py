@@ -40,7 +40,7 @@ CONTRACT = "tests/indexer/backends/test_index_contract.py"
 def run_contract(suite: SuiteContext, relay: RelayVectorAPI, kb: str, backend: str) -> None:
     started = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", CONTRACT,
+        [sys.executable, "-m", "pytest", "-n", "0", "-p", "no:cacheprovider", CONTRACT,
          "-k", "host"],
         cwd=REPO, env={**os.environ, ENV: relay.env(kb)}, capture_output=True, text=True,
         timeout=600,
@@ -60,9 +60,8 @@ def run_contract(suite: SuiteContext, relay: RelayVectorAPI, kb: str, backend: s
 
 
 def host_rows(relay: RelayVectorAPI, kb: str, file_id: str) -> list[dict[str, Any]]:
-    import asyncio
-
-    page = asyncio.run(relay.vector_list(kb, {"file_id": file_id}, 1000, 0))
+    # The relay's plain call: this runs inside the phase's own event loop.
+    page = relay.call("vector_list", collection_id=kb, filters={"file_id": file_id}, limit=1000)
     return list((page or {}).get("items") or [])
 
 

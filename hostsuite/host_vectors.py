@@ -49,7 +49,7 @@ class RelayVectorAPI:
             {"base": base, "token": token, "workspace": workspace, "plugin": plugin, "kb": kb}
         )
 
-    def _call(self, name: str, **body: Any) -> Any:
+    def call(self, name: str, **body: Any) -> Any:
         page = {"page_id": "relay", "endpoint": f"/{name}", "method": "POST", "body": body}
         response = self.http.post(self.path, headers=self.headers, json=page)
         answer = response.json() if response.status_code == 200 else {}
@@ -60,16 +60,16 @@ class RelayVectorAPI:
     # Plain HTTP inside `async def`: the caller (HostCalls) runs these on its own loop thread.
     async def vector_upsert(self, collection_id, vectors, ids, metadata=None, documents=None):  # noqa: ANN001, ANN201
         body = {"collection_id": collection_id, "vectors": vectors, "ids": ids}
-        return self._call("vector_upsert", **body, metadata=metadata)
+        return self.call("vector_upsert", **body, metadata=metadata)
 
     async def vector_search(self, collection_id, query_vector, top_k=5, filters=None):  # noqa: ANN001, ANN201
         body = {"collection_id": collection_id, "query_vector": query_vector, "top_k": top_k}
-        return self._call("vector_search", **body, filters=filters)
+        return self.call("vector_search", **body, filters=filters)
 
     async def vector_list(self, collection_id, filters=None, limit=20, offset=0):  # noqa: ANN001, ANN201
         body = {"collection_id": collection_id, "filters": filters}
-        return self._call("vector_list", **body, limit=limit, offset=offset)
+        return self.call("vector_list", **body, limit=limit, offset=offset)
 
     async def vector_delete(self, collection_id, file_ids=None, filters=None):  # noqa: ANN001, ANN201
         body = {"collection_id": collection_id, "file_ids": file_ids, "filters": filters}
-        return self._call("vector_delete", **body)
+        return self.call("vector_delete", **body)
