@@ -27,7 +27,7 @@ import yaml
 from hostsuite.checks_chat import MARKERS, QUESTION, other, settle
 from hostsuite.checks_scope import set_plugin_config
 from hostsuite.framework import phase
-from hostsuite.host import READY, Host, log, wait_for
+from hostsuite.host import Host, log, wait_for
 from hostsuite.host_vectors import ENV, PROBE_PLUGIN, RelayVectorAPI
 
 if TYPE_CHECKING:
@@ -142,13 +142,18 @@ def restart_langbot(suite: SuiteContext, host: Host, vdb: dict[str, Any]) -> Non
     def ready() -> bool:
         suite.procs.check_alive()
         try:
-            up = host.http.get("/api/v1/user/init", timeout=5).status_code == 200
+            return host.http.get("/api/v1/user/init", timeout=5).status_code == 200
         except OSError:
             return False
-        plugins = (suite.memvault_id, PROBE_PLUGIN)
-        return up and all(host.plugin_status(p, debug=True) in READY for p in plugins)
 
-    wait_for("LangBot with the new vdb and MemVault attached", ready, 240, every=1)
+    wait_for("LangBot's HTTP API after the restart", ready, 240, every=1)
+    # The debug copies do not register again by themselves: attach them anew.
+    suite.procs.stop("probe")
+    wait_for(
+        "the probe to detach", lambda: host.plugin_status(PROBE_PLUGIN, debug=True) is None, 60
+    )
+    getattr(suite, "attach_probe")(host)  # noqa: B009 - Suite's, not in the check protocol
+    suite.restart_memvault(host)
     log(f"LangBot restarted with vdb {vdb.get('use')}")
 
 
