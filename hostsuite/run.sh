@@ -18,6 +18,13 @@ if [ ! -x "$HOST_VENV/bin/langbot" ] || ! "$HOST_VENV/bin/python" -c "import lan
   timeout 1800 "$HOST_VENV/bin/pip" install -q langbot==4.11.2 "sqlalchemy[asyncio]<2.1" \
     > "$HOST_VENV.install.log" 2>&1 || { tail -20 "$HOST_VENV.install.log" >&2; exit 2; }
 fi
+# `vdb: milvus` with a file URI needs Milvus Lite; 2.5.1 is the real C++ engine (3.x is a
+# pure-Python re-implementation: /work/shared/LIBRARIES.md). For checks_host_index.py.
+if ! "$HOST_VENV/bin/python" -c "import milvus_lite" 2>/dev/null; then
+  echo "installing milvus-lite 2.5.1 into $HOST_VENV"
+  timeout 600 "$HOST_VENV/bin/pip" install -q milvus-lite==2.5.1 >> "$HOST_VENV.install.log" 2>&1 \
+    || echo "warning: pip install milvus-lite failed: the Milvus phase will fail" >&2
+fi
 # MemVault's debug copy runs in the repo venv (`lbp run`) and imports the repo's packages,
 # console/ included: an editable install made before a package existed does not map it.
 if ! "$PY" -c "import console.api, vault.writes.operations, indexer.engine, langbot_plugin" 2>/dev/null; then

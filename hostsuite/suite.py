@@ -45,6 +45,7 @@ from hostsuite import (
     checks_candidates,
     checks_chat,
     checks_events,
+    checks_host_index,
     checks_kb,
     checks_package,
     checks_scope,
@@ -72,6 +73,7 @@ CHECKS = (
     checks_scope,
     checks_candidates,
     checks_events,
+    checks_host_index,
     checks_package,
 )
 
@@ -100,9 +102,11 @@ class Suite(HostRig):
         host_venv: Path,
         plugin_dir: Path = REPO / "plugin",
         install_package: bool = True,
+        only: tuple[str, ...] = (),
     ) -> None:
         super().__init__(work, host_venv, plugin_dir)
         self.install_package = install_package
+        self.only = only
         self.chats: dict[str, Chat] = {}
         self.probe = Probe(work / "probe.jsonl")
         self.results: list[dict[str, Any]] = []
@@ -203,6 +207,8 @@ class Suite(HostRig):
         for step in registered():
             if step.needs_package and not self.install_package:
                 continue
+            if self.only and step.order > 10 and step.name not in self.only:
+                continue  # --only: the chats (they make the scopes) and the phases named
             self.phase(step.name, partial(step, self, host, ids))
 
     def phase(self, name: str, run: Callable[[], None]) -> None:
@@ -261,13 +267,22 @@ def main() -> int:
         action="store_true",
         help="skip building and installing the .lbpkg (its pip install takes minutes)",
     )
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="PHASE",
+        help="run only this phase (repeatable) after the chats A and B",
+    )
     args = parser.parse_args()
     # The installed plugin's default vault is what the package proof checks: nothing of the
     # caller's environment may choose it (the debug copy gets MEMVAULT_VAULT explicitly).
     for name in ("MEMVAULT_VAULT", "XDG_DATA_HOME"):
         os.environ.pop(name, None)
     work = Path(tempfile.mkdtemp(prefix="memvault-hostsuite-"))
-    suite = Suite(work, args.host_venv, args.plugin_dir.resolve(), not args.skip_package)
+    suite = Suite(
+        work, args.host_venv, args.plugin_dir.resolve(), not args.skip_package, tuple(args.only)
+    )
 
     def stop(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt

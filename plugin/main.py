@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from langbot_plugin.api.definition.plugin import BasePlugin
 from memvault_plugin import live_settings
 from memvault_plugin.host_embedder import HostEmbedder
+from memvault_plugin.host_index.start import open_host_index
 from memvault_plugin.host_llm import HostLLM
 from memvault_plugin.kb_cache import KbCache
 from memvault_plugin.memory_service import MemoryService, PluginSettings, SettingsError
@@ -94,6 +95,7 @@ class MemVaultPlugin(BasePlugin):
         if record.refused:
             memory.warnings.append(f"setting ignored, {record.refused}")
         embedder = await self._host_embedder(memory)
+        embedder = await open_host_index(self, memory, embedder)
         if old is not None:
             if not await old.drain(DRAIN_SECONDS):
                 base = old.record or live_settings.SettingsRecord(applied={}, held={})

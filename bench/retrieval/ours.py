@@ -13,6 +13,7 @@ from typing import Any
 
 from bench.retrieval.datasets import Dataset, queries
 from indexer.backends.embeddings import Embedder
+from indexer.backends.vector_open import VectorOpener
 from indexer.engine import Engine
 from indexer.evaluate import build_vault
 from indexer.retrieval.search import CANDIDATES, SearchRequest, hybrid_search
@@ -47,8 +48,10 @@ def run_systems(
     embedder: Embedder | None = None,
     top_k: int = 50,
     workdir: Path | None = None,
+    vectors: VectorOpener | None = None,
 ) -> tuple[dict[str, dict[str, list[str]]], dict[str, Any]]:
-    """{system: {query_id: ranked episode ids}}, timings."""
+    """{system: {query_id: ranked episode ids}}, timings. `vectors`: where the vectors live
+    (indexer.backends.vector_open; default: the local FAISS folder)."""
     rows = queries(ds)
     out: dict[str, dict[str, list[str]]] = {}
     timing: dict[str, Any] = {"queries": len(rows)}
@@ -56,7 +59,8 @@ def run_systems(
         root = Path(tmp) / "vault"
         started = time.perf_counter()
         timing["episodes"] = build_vault(root, ds.episodes)
-        with Engine.open(root, embedder=embedder, cache_path=cache_path) as engine:
+        opened = Engine.open(root, embedder=embedder, cache_path=cache_path, vectors=vectors)
+        with opened as engine:
             engine.reconcile()
             timing["build_index_s"] = time.perf_counter() - started
             timing["embedder"] = engine.embedder.identity.key

@@ -11,6 +11,7 @@ __all__ = [
     "disk_scan",
     "documents",
     "follow",
+    "id_sets",
     "manifest",
     "plan",
     "rebuild",

@@ -88,7 +88,7 @@ def summary(settings: PluginSettings) -> str:
     return (
         f"isolation={s.isolation}, event_types={_shown('event_types', s.event_types)}, "
         f"top_k={s.top_k}, relevance_floor={s.relevance_floor}, recall_gate={s.recall_gate}, "
-        f"injection_chars={s.injection_chars}, embedding={s.embedding}, "
+        f"injection_chars={s.injection_chars}, embedding={s.embedding}, index={s.index}, "
         f"openai_key={_shown('openai_key', s.openai_key)}, "
         f"candidates={_shown('candidates', s.candidates)}, "
         f"git_autocommit={_shown('git_autocommit', s.git_autocommit)}"

@@ -18,12 +18,14 @@ from typing import Any, TypeVar
 from indexer.backends.backend import IndexLockedError
 from indexer.backends.embed_openai import OpenAICompatible
 from indexer.backends.embeddings import Embedder, default_embedder
+from indexer.backends.vector_open import VectorOpener
 from indexer.engine import Engine
 from indexer.jobs.consolidate_preview import Preview
 from indexer.jobs.consolidate_select import ConsolidateSettings
 from indexer.jobs.llm import LLM
 from indexer.retrieval.relevance import DEFAULT_FLOOR
 from indexer.retrieval.search import SearchResult
+from indexer.sync.manifest import index_dir
 from vault.errors import BadInput, BadRequestError, Unavailable
 from vault.events import EventType, EventTypeError, parse_event_types
 from vault.format.model import (
@@ -38,11 +40,13 @@ from vault.writes.create import init_vault
 from vault.writes.operations import Vault
 
 from . import vault_location
+from .host_index.opener import forget_space
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 EMBEDDINGS = ("local", "langbot", "openai")
+INDEXES = ("local", "host")  # where the vectors live: FAISS here, or the host's vector DB
 RECALL_GATE = ("on", "off")
 MAX_CANDIDATES_PER_TURN = 10  # each one is checked against memory with an embedding
 MAX_EVENTS_INJECTED = 20  # open key events per prompt (each line is capped: events_block)
@@ -74,6 +78,8 @@ class PluginSettings:
     openai_model: str = ""
     openai_dim: int = 0
     openai_key: str = ""
+    index: str = "local"
+    index_kb: str = ""  # the host knowledge base whose collection `index: host` uses
     half_life_days: float = 30.0
     top_k: int = 3
     injection_chars: int = 4000
@@ -125,6 +131,9 @@ class PluginSettings:
         embedding = str(config.get("embedding") or "local")
         if embedding not in EMBEDDINGS:
             raise SettingsError(f"embedding must be one of {', '.join(EMBEDDINGS)}")
+        index = str(config.get("index") or "local").strip().lower()
+        if index not in INDEXES:
+            raise SettingsError(f"index must be local or host (got {config.get('index')!r})")
         floor = number("relevance_floor", DEFAULT_FLOOR, 0.0)
         if not 0.0 <= floor <= 1.0:  # relevance is in [0, 1]: above it nothing is ever recalled
             raise SettingsError(
@@ -186,6 +195,8 @@ class PluginSettings:
             openai_model=str(config.get("openai_model") or ""),
             openai_dim=number("openai_dim", 0, 0, int),
             openai_key=str(config.get("openai_key") or ""),
+            index=index,
+            index_kb=str(config.get("index_kb") or "").strip(),
             half_life_days=number("half_life_days", 30.0, 0.0),
             top_k=number("top_k", 3, 1, int),
             injection_chars=number("injection_chars", 4000, 200, int),
@@ -240,6 +251,8 @@ class MemoryService:
         self.record: Any = None
         self.sync_loop: SyncLoop | None = None
         self._running = 0  # calls of `run` not finished: a settings change waits for them
+        # `index: host` once proved (host_index.start); None: the local FAISS folder.
+        self.vectors: VectorOpener | None = None
 
     # -- lifecycle ------------------------------------------------------------------
 
@@ -278,12 +291,16 @@ class MemoryService:
         except SettingsError as exc:
             self._warn(str(exc))
             return
+        if self.vectors is None:
+            forget_space(index_dir(root))  # the host's rows go stale while FAISS takes edits
         try:
-            self.engine = Engine.open(root, embedder=embedder)
+            self.engine = Engine.open(root, embedder=embedder, vectors=self.vectors)
         except IndexLockedError as exc:
             self._warn(f"{exc}; searching read-only, writes are indexed by that process")
             try:
-                self.engine = Engine.open(root, embedder=embedder, writer=False)
+                self.engine = Engine.open(
+                    root, embedder=embedder, writer=False, vectors=self.vectors
+                )
             except Exception as inner:  # noqa: BLE001 - any failure here is a health warning
                 self._warn(f"index cannot be opened read-only either ({inner})")
             return

