@@ -32,7 +32,7 @@ from indexer.cli.writer_link import (
     socket_path,
 )
 from indexer.engine import Engine
-from vault.errors import BadRequestError, kind_of, os_message
+from vault.errors import BadInput, BadRequestError, kind_of, os_message
 
 log = logging.getLogger(__name__)
 
@@ -41,9 +41,10 @@ MAX_PATHS = 1000
 INDEX_WAIT_S = 20.0  # a remember's paths wait this long for a running sync
 
 
-class Unanswerable(Exception):
+class Unanswerable(BadInput):
     """A request this writer cannot take (a newer CLI's option or choice): `ok: null`, the
-    CLI then does the work itself, as without a writer."""
+    CLI then does the work itself, as without a writer. Bad input of the one hierarchy, were
+    it ever to escape the handler that answers it."""
 
 
 class WriterServer:
