@@ -128,12 +128,21 @@ async def index_host_checks(
         )
 
 
+def control_connections(suite: SuiteContext) -> int:
+    """How many times LangBot has connected to the plugin runtime (the runtime's own log)."""
+    path = suite.work / "logs" / "plugin_runtime.log"
+    if not path.exists():
+        return 0
+    return path.read_text("utf-8", "replace").count("Got control connection.")
+
+
 def restart_langbot(suite: SuiteContext, host: Host, vdb: dict[str, Any]) -> None:
     """LangBot again with another `vdb`; the runtime and the attached plugins stay."""
     lb_dir = suite.work / "langbot"
     path = lb_dir / "data" / "config.yaml"
     config = yaml.safe_load(path.read_text("utf-8"))
     config["vdb"].update(vdb)
+    connected = control_connections(suite)
     suite.procs.stop("langbot")
     path.write_text(yaml.safe_dump(config), "utf-8")
     venv = getattr(suite, "host_venv")  # noqa: B009 - HostRig's, not in the check protocol
@@ -147,6 +156,15 @@ def restart_langbot(suite: SuiteContext, host: Host, vdb: dict[str, Any]) -> Non
             return False
 
     wait_for("LangBot's HTTP API after the restart", ready, 240, every=1)
+    # Its HTTP API answers ~25 s before LangBot connects to the plugin runtime again (measured
+    # on a loaded box); a debug copy attached before that fails to register ("Failed to get
+    # plugin settings, is LangBot connected?") and never shows up.
+    wait_for(
+        "LangBot to connect to the plugin runtime again",
+        lambda: control_connections(suite) > connected,
+        240,
+        every=1,
+    )
     # The debug copies do not register again by themselves: attach them anew.
     suite.procs.stop("probe")
     wait_for(

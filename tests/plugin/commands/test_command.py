@@ -89,8 +89,8 @@ async def test_overview_counts_profiles_isolation_and_vault(plugin, host):
         "Episodes: 2 active, 1 archived, 1 superseded",
         f"Vault: {plugin.memory.settings.vault_path}",
         "Settings: isolation=session, event_types=none, top_k=3, relevance_floor=0.44, "
-        "recall_gate=on, injection_chars=4000, embedding=local, openai_key=not set, "
-        "candidates=off, git_autocommit=on",
+        "recall_gate=on, injection_chars=4000, embedding=local, index=local, "
+        "openai_key=not set, candidates=off, git_autocommit=on",
     ]
     host.pipeline_kbs = []
     assert "L2 (Episodic): KB=kb-memvault-... configured but inactive in this pipeline" in (
