@@ -1,5 +1,5 @@
 """`python -m memvault_cli ...`: the same as the `memvault` console script."""
 
-from memvault_cli.main import main
+from memvault_cli.main import run
 
-raise SystemExit(main())
+run()

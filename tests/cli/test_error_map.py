@@ -175,7 +175,7 @@ def test_bad_input_stays_exit_2_and_http_400(tmp_path):
 
 def test_the_console_script_is_the_one_assembler():
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
-    assert project["project"]["scripts"] == {"memvault": "memvault_cli.main:main"}
+    assert project["project"]["scripts"] == {"memvault": "memvault_cli.main:run"}
     for layer_cli in (vault_cli, indexer_cli, console_cli):
         assert not hasattr(layer_cli, "main"), layer_cli.__name__  # no second entry point
 

@@ -95,3 +95,45 @@ def test_a_search_with_a_file_to_catch_up_still_indexes_it_first(tmp_path: Path,
     assert code == 0
     assert "Alice flew to Porto for the conference" in out
     assert loaded(modules, "indexer.sync.syncer")  # it was the writer for a moment
+
+
+# The installed script's way out (memvault_cli.main.run): main(), then os._exit after a search.
+SCRIPT = """
+import sys
+import indexer.backends.providers as providers
+import indexer.engine as engine
+from tests.helpers.embedder import TinyEmbedder
+tiny = TinyEmbedder()
+providers.default_embedder = engine.default_embedder = lambda: tiny
+from memvault_cli.main import run
+sys.argv = ["memvault", *sys.argv[1:]]
+run()
+"""
+
+
+def script(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", SCRIPT, *argv], capture_output=True, text=True, cwd=REPO,
+        timeout=120,
+    )  # fmt: skip
+
+
+def test_the_script_s_quick_exit_keeps_the_answer_the_exit_code_and_the_warning(
+    tmp_path: Path, cli_tiny_embedder
+):
+    root = tmp_path / "v"
+    memvault("init", root)
+    memvault("--vault", root, "remember", "Alice flew to Lisbon for the conference", *SCOPE)
+    memvault("--vault", root, "search", "Lisbon", *SCOPE)
+
+    found = script("--vault", str(root), "search", "where did Alice fly?", *SCOPE, "--json")
+    assert found.returncode == 0, found.stderr
+    assert "Alice flew to Lisbon for the conference" in json.loads(found.stdout)[0]["content"]
+
+    # Printed through a pipe (block-buffered): a long answer is flushed whole before the exit.
+    many = script("--vault", str(root), "search", "Alice", *SCOPE, "--json", "--top-k", "50")
+    assert many.returncode == 0 and json.loads(many.stdout)  # parses: nothing cut off
+
+    wrong = script("--vault", str(root), "search", "Lisbon", "--bot", "b1", "--session", "g_9")
+    assert wrong.returncode == 2
+    assert "no chat" in wrong.stderr and "group_1" in wrong.stderr  # names the closest one
