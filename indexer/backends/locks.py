@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+from typing import Any, Self
 
 from filelock import BaseFileLock
 
@@ -10,6 +12,8 @@ from indexer.backends.backend import IndexLockedError
 from indexer.backends.readonly import index_error
 from vault.files import filelocks
 from vault.layout.readonly import is_read_only_error
+
+log = logging.getLogger(__name__)
 
 LOCK_NAME = "writer.lock"
 MAX_CHUNK_ID = 2**63 - 1  # FAISS ids are int64: keep both backends on one id space
@@ -69,3 +73,36 @@ def acquire_writer_lock(folder: Path) -> WriterLock:
             f"another MemVault process is already indexing this vault ({holder}; lock "
             f"{lock}): stop it (e.g. its `memvault watch`) or let it keep the index"
         ) from None
+
+
+class StagedWriter:
+    """What a remote vector backend that stages its changes until commit() and holds a
+    WriterLock shares (Milvus, the LangBot host's): the read-only refusal, close (staged
+    changes dropped and said in the log, the lock released) and the `with` statement."""
+
+    _pending: dict[int, Any]
+    _lock: WriterLock | None
+    _writable: bool
+    backend_name = "vector"
+
+    def _require_writer(self) -> None:
+        if not self._writable:
+            raise PermissionError(
+                f"this {self.backend_name} index was opened read-only (writer=False)"
+            )
+
+    def close(self) -> None:
+        if self._pending:
+            what = "event=vector_close_uncommitted backend=%s n=%d"
+            log.warning(what, self.backend_name, len(self._pending))
+            self._pending = {}
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+            self._writable = False
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

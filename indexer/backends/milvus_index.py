@@ -49,7 +49,7 @@ from indexer.backends.backend import (
     IndexMissingError,
     scope_keys,
 )
-from indexer.backends.locks import WriterLock, check_chunk_id
+from indexer.backends.locks import StagedWriter, WriterLock, check_chunk_id
 from indexer.backends.milvus_connect import (
     MilvusTarget,
     answering,
@@ -78,8 +78,10 @@ def _quoted(values: Iterable[str]) -> str:
     return "[" + ", ".join(f'"{hexed(v)}"' for v in values) + "]"
 
 
-class MilvusVectors:
+class MilvusVectors(StagedWriter):
     """SearchBackend over one Milvus collection, this node's rows only. Use `open`."""
+
+    backend_name = "Milvus"
 
     def __init__(self, client: object, target: MilvusTarget, name: str, node: str,
                  embed: Embed, embed_query: EmbedQuery | None, dim: int,
@@ -179,10 +181,6 @@ class MilvusVectors:
         return vecs / np.where(norms == 0, 1, norms)  # inner product must stay cosine
 
     # -- writes ----------------------------------------------------------------------------
-
-    def _require_writer(self) -> None:
-        if not self._writable:
-            raise PermissionError("this Milvus index was opened read-only (writer=False)")
 
     def upsert(self, docs: Sequence[ChunkDoc]) -> None:
         self._require_writer()
@@ -284,18 +282,3 @@ class MilvusVectors:
         self._require_writer()
         with answering(self.target):
             self._client.delete(self.collection, filter=self._mine)  # type: ignore[attr-defined]
-
-    def close(self) -> None:
-        if self._pending:
-            log.warning("event=vector_close_uncommitted backend=milvus n=%d", len(self._pending))
-            self._pending = {}
-        if self._lock is not None:
-            self._lock.release()
-            self._lock = None
-            self._writable = False
-
-    def __enter__(self) -> MilvusVectors:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

@@ -34,7 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from indexer.backends.backend import DEFAULT_KINDS, DEFAULT_STATUSES, scope_keys
-from indexer.backends.locks import WriterLock, check_chunk_id
+from indexer.backends.locks import StagedWriter, WriterLock, check_chunk_id
 from indexer.backends.records import ChunkDoc, Hit
 
 from . import rows
@@ -50,7 +50,9 @@ MAX_TOP_K = 16384  # Milvus's largest top_k
 BATCH = 256  # rows per upsert call
 
 
-class HostVectorIndex:
+class HostVectorIndex(StagedWriter):
+    backend_name = "host"
+
     def __init__(
         self,
         calls: HostCalls,
@@ -104,10 +106,6 @@ class HostVectorIndex:
         return self
 
     # -- writes ----------------------------------------------------------------------------
-
-    def _require_writer(self) -> None:
-        if not self._writable:
-            raise PermissionError("this HostVectorIndex was opened read-only (writer=False)")
 
     def _vectors(self, raw: np.ndarray, count: int) -> np.ndarray:
         vecs = np.asarray(raw, dtype=np.float32).reshape(count, -1)
@@ -252,18 +250,3 @@ class HostVectorIndex:
             if self._ids is None:
                 self._ids = self._list_ids()
             return set(self._ids)
-
-    def close(self) -> None:
-        if self._pending:
-            log.warning("event=host_vector_close_uncommitted n=%d", len(self._pending))
-            self._pending = {}
-        if self._lock is not None:
-            self._lock.release()
-            self._lock = None
-            self._writable = False
-
-    def __enter__(self) -> HostVectorIndex:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
