@@ -2,6 +2,7 @@
 
     .venv/bin/python -m bench.host_turns [--turns 1000] [--before-dir /work/mv-before]
         [--before-turns 300] [--episodes 10000] [--block 50]
+        [--variants local,host,host-langbot] [--vdb chroma|milvus]
 
 One real host on loopback (hostsuite's rig: FAKE remote LLM, plugin runtime, LangBot),
 LocalAgent (hostsuite/local_agent.py) as every pipeline's runner with the MemVault KB in its
@@ -18,6 +19,12 @@ wall time (`memvault=injection_ready ms=`), the retrieve calls LocalAgent made t
 KB and whether each searched, so searches per turn; from the client: the round trip
 (WebSocket connect, message, reply). RSS of the plugin process tree after each block.
 1-minute load average at every block. Writes bench/results/host_turns.json.
+
+`--variants` runs several settings of the same plugin side by side in one host (PRESETS in
+bench/host_turns_variant.py: `local`, `host` = `index: host`, `host-langbot` = `index: host`
+with the host's embedding model, a FAKE one: hostsuite/fake_llm.py's hash vectors, so only
+RSS and latency mean anything there, not recall). `--vdb milvus` starts LangBot with a Milvus
+Lite file (`<work>/milvus.db`) as its vector database instead of its default Chroma.
 """
 
 from __future__ import annotations
@@ -44,13 +51,15 @@ from bench.host_turns_probe import (
     turn_cost,
 )
 from bench.host_turns_report import report, table
-from bench.host_turns_variant import PYTHON, Variant, prepare, pythonpath_of
+from bench.host_turns_variant import PRESETS, PYTHON, Variant, prepare, pythonpath_of
 from bench.sync.report import write_json
 from hostsuite.chat import Chat
+from hostsuite.checks_scope import set_plugin_config
 from hostsuite.fake_llm import REPLY_PREFIX
 from hostsuite.host import Host, SuiteError, log, wait_for
 from hostsuite.local_agent import LOCAL_AGENT_ID, RUNNER_ID, prepare_local_agent
 from hostsuite.rig import HostRig
+from indexer.sync.manifest import index_dir
 from vault.layout.keys import ScopeId
 
 REPO = Path(__file__).resolve().parents[1]
@@ -109,6 +118,17 @@ class HostTurns(HostRig):
         )
         v.ids = ids
         v.chat = Chat(host, ids["bot"], str(uuid.uuid4()), v.label)
+        if v.host_index:
+            v.settings["index_kb"] = ids["kb"]  # LangBot opens only a KB's collection to plugins
+        if v.host_embedding:
+            v.settings["embedding_model"] = self.embedding_model(host, ids["provider"])
+
+    def embedding_model(self, host: Host, provider: str) -> str:
+        """An embedding model on the host, served by the FAKE LLM's /v1/embeddings."""
+        body = {"name": "fake-embedding", "provider_uuid": provider, "extra_args": {}}
+        model = host.call("POST", "/api/v1/provider/models/embedding", json=body)["uuid"]
+        log(f"registered the FAKE embedding model {model} on the host")
+        return str(model)
 
     async def session_of(self, v: Variant) -> str:
         """The chat's session name, as the injector logged it for a first message."""
@@ -127,6 +147,10 @@ class HostTurns(HostRig):
         self.configure_variant(host, llm_port, v)
         session = await self.session_of(v)
         scope = ScopeId(v.ids["bot"], session)
+        if v.settings:
+            # As the web UI's settings form does; the plugin reads them at its next start.
+            set_plugin_config(self, host, v.settings)  # type: ignore[arg-type]
+            v.facts["settings"] = dict(v.settings)
         self.procs.stop(v.proc)
         wait_for(
             f"{v.plugin_id} to detach",
@@ -134,6 +158,12 @@ class HostTurns(HostRig):
             60,
             every=1,
         )
+        if v.host_embedding:
+            # The first start ran with the default (embedded) model and left its index: the
+            # seeded start would index with that model first and re-embed behind it, and a
+            # host collection takes one dimension only (Chroma refuses 512 after the probe's
+            # 64). Derived state only: the files are the truth.
+            shutil.rmtree(index_dir(v.vault), ignore_errors=True)
         log(f"{v.label}: seeding {self.args.episodes} memories into {scope.session_key}")
         v.facts["corpus"] = seed_chat(v.vault, scope, self.args.episodes, self.args.seed)
         # Start-up indexing: from `lbp run` until the manifest holds every episode file.
@@ -151,6 +181,12 @@ class HostTurns(HostRig):
         await asyncio.sleep(1)  # the reconcile's own log line follows its last commit
         plugin_log = PluginLog(self.logs / f"{v.proc}.log")
         v.facts["reconcile_logged"] = reconciles(plugin_log.text(0))
+        if v.host_index:
+            text = plugin_log.text(0)
+            v.facts["host_index_proved"] = "event=host_index_proved" in text
+            v.facts["host_index_refused"] = [
+                line[-300:] for line in text.splitlines() if "refus" in line and "index" in line
+            ][:5]
         v.facts["load_at_index"] = os.getloadavg()[0]
         log(f"{v.label}: indexed {want} episodes {v.facts['index_s']} s after `lbp run`")
         v.memory.append({"after_turns": 0, **self.memory_of(v)})
@@ -183,7 +219,10 @@ class HostTurns(HostRig):
             )
 
     async def run_turns(self, variants: list[Variant]) -> None:
-        plan = {"after": self.args.turns, "before": self.args.before_turns}
+        plan = {
+            v.label: self.args.before_turns if v.label == "before" else self.args.turns
+            for v in variants
+        }
         asked = {v.label: questions(plan[v.label], self.args.seed + 2) for v in variants}
         done = {v.label: 0 for v in variants}
         # Every variant's turns spread over the same number of rounds, so the shorter run
@@ -216,7 +255,10 @@ class HostTurns(HostRig):
     def run(self, variants: list[Variant]) -> dict[str, Any]:
         try:
             llm_port = self.start_fake_llm()
-            host = self.start_host()
+            vdb = None
+            if self.args.vdb == "milvus":
+                vdb = {"use": "milvus", "milvus": {"uri": str(self.work / "milvus.db")}}
+            host = self.start_host(vdb)
             host.bootstrap()
             agent = prepare_local_agent(self.work / "src" / "LocalAgent")
             self.attach(host, "local_agent", agent, self.host_venv / "bin", LOCAL_AGENT_ID, {})
@@ -241,6 +283,12 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--block", type=int, default=50, help="turns per interleaved block")
     ap.add_argument("--warmup", type=int, default=5, help="unmeasured turns per variant")
     ap.add_argument("--seed", type=int, default=12)
+    ap.add_argument(
+        "--variants",
+        default="after",
+        help=f"comma-separated plugin variants to run side by side: {', '.join(PRESETS)}",
+    )
+    ap.add_argument("--vdb", choices=("chroma", "milvus"), default="chroma")
     ap.add_argument("--out", type=Path, default=RESULTS)
     ap.add_argument("--keep", action="store_true", help="keep the work folder")
     return ap.parse_args(argv)
@@ -248,10 +296,19 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
-    variants = [Variant("after", args.after_dir.resolve(), REPO)]
-    if args.before_dir is not None:
-        root = args.before_dir.resolve()
-        variants.append(Variant("before", root / "plugin", root))
+    labels = [x.strip() for x in args.variants.split(",") if x.strip()]
+    unknown = [x for x in labels if x not in PRESETS]
+    if unknown or not labels:
+        raise SystemExit(f"--variants: unknown {unknown}; choose from {', '.join(PRESETS)}")
+    if args.before_dir is not None and "before" not in labels:
+        labels.append("before")
+    if "before" in labels and args.before_dir is None:
+        raise SystemExit("--variants before needs --before-dir")
+    variants = []
+    for label in labels:
+        root = args.before_dir.resolve() if label == "before" else REPO
+        plugin = root / "plugin" if label == "before" else args.after_dir.resolve()
+        variants.append(Variant(label, plugin, root, settings=dict(PRESETS[label])))
     work = Path(tempfile.mkdtemp(prefix="memvault-host-turns-"))
     bench = HostTurns(work, args)
 

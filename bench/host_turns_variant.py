@@ -7,6 +7,12 @@ install maps those packages to the main tree, and a PYTHONPATH entry wins over i
 editable finder is appended to sys.meta_path, after the path finder). `imports_of` checks
 that with the same interpreter and environment; the running process's PYTHONPATH is read
 back from /proc.
+
+A variant may also carry plugin settings (PRESETS, set through LangBot's plugin config API
+before the seeded start): `local` is the default (`index: local`, the embedded model), `host`
+keeps the vectors in the host's vector database (`index: host`, `index_kb` = the variant's own
+knowledge base), `host-langbot` also embeds with the host's embedding model (`embedding:
+langbot`, a model of the FAKE OpenAI-compatible server registered on the host).
 """
 
 from __future__ import annotations
@@ -26,6 +32,14 @@ from scripts.build_plugin import add_page_files
 REPO = Path(__file__).resolve().parents[1]
 PYTHON = REPO / ".venv" / "bin" / "python"
 NAME_LINE = "\n  name: MemVault\n"
+# label -> plugin settings; "index_kb" / "embedding_model" are filled in at configure time.
+PRESETS: dict[str, dict[str, Any]] = {
+    "after": {},
+    "before": {},
+    "local": {},
+    "host": {"index": "host"},
+    "host-langbot": {"index": "host", "embedding": "langbot"},
+}
 
 
 @dataclass
@@ -40,6 +54,15 @@ class Variant:
     facts: dict[str, Any] = field(default_factory=dict)
     turns: list[dict[str, Any]] = field(default_factory=list)
     memory: list[dict[str, Any]] = field(default_factory=list)
+    settings: dict[str, Any] = field(default_factory=dict)  # plugin config overrides
+
+    @property
+    def host_index(self) -> bool:
+        return self.settings.get("index") == "host"
+
+    @property
+    def host_embedding(self) -> bool:
+        return self.settings.get("embedding") == "langbot"
 
     @property
     def proc(self) -> str:

@@ -74,7 +74,9 @@ class HostRig:
             wait_for("the fake LLM", lambda: port_file.exists() and port_file.read_text(), 30)
         )
 
-    def start_host(self) -> Host:
+    def start_host(self, vdb: dict[str, Any] | None = None) -> Host:
+        """LangBot and its plugin runtime; `vdb` updates data/config.yaml's `vdb` (e.g.
+        {"use": "milvus", "milvus": {"uri": ".../milvus.db"}}: a Milvus Lite file)."""
         api, control, debug = free_port(), free_port(), free_port()
         lb_dir = self.work / "langbot"
         (lb_dir / "data").mkdir(parents=True)
@@ -99,6 +101,8 @@ class HostRig:
         config["box"]["enabled"] = False
         config["space"].update(disable_telemetry=True, disable_models_service=True)
         config["system"]["jwt"]["secret"] = uuid.uuid4().hex
+        if vdb:
+            config["vdb"].update(vdb)
         (lb_dir / "data" / "config.yaml").write_text(yaml.safe_dump(config), "utf-8")
         self.procs.start(
             "plugin_runtime",

@@ -110,3 +110,29 @@ def test_indexed_episode_files_counts_what_the_index_holds(tmp_path: Path) -> No
         engine.attach(vault)
         engine.reconcile()
         assert indexed_episode_files(root) == 2
+
+
+def test_issue23_rss_goal_counts_the_largest_rss_of_the_run_not_the_last() -> None:
+    from bench.host_turns_report import GOALS_23, _max_rss, _verdicts
+
+    run = {
+        "injector_ms": {"p50_ms": 20.0, "p95_ms": 59.0},
+        "memory": [{"rss_mb": 140.0}, {"rss_mb": 155.0}, {"rss_mb": 149.0}],
+    }
+    got = _verdicts(run, GOALS_23["host-langbot"], _max_rss)
+    assert got["plugin_rss_mb"] == {"goal": 150.0, "measured": 155.0, "met": False}
+    assert got["injector_p95_ms"]["met"] is True
+    assert _verdicts(run)["plugin_rss_mb"]["measured"] == 149.0  # issue 12's: at the end
+
+
+def test_variants_carry_their_settings_and_unknown_ones_are_refused() -> None:
+    import pytest
+
+    from bench.host_turns import main
+    from bench.host_turns_variant import PRESETS, Variant
+
+    v = Variant("host-langbot", Path("plugin"), Path("."), settings=dict(PRESETS["host-langbot"]))
+    assert (v.host_index, v.host_embedding) == (True, True)
+    assert not Variant("local", Path("plugin"), Path(".")).host_index
+    with pytest.raises(SystemExit, match="unknown"):
+        main(["--variants", "local,remote"])
