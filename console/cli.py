@@ -89,13 +89,16 @@ def cmd_console(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     thread = threading.Thread(target=server.serve_forever, name="memvault-console", daemon=True)
     thread.start()
-    print(f"MemVault console for {ctx.vault.root}: {server.url}", flush=True)
-    print("open that address in a browser; Ctrl-C stops", file=sys.stderr, flush=True)
     # The index writer answers `memvault search` / `remember` from a shell (writer_link).
     link = WriterServer(ctx.engine) if ctx.engine and ctx.engine.syncer else None
     try:
         if link is not None:
+            # Before the address is printed: starting warms the model (seconds on a busy box
+            # when its prepared copy is built first), and a stop asked for after the address
+            # was shown must not wait behind it.
             link.start()
+        print(f"MemVault console for {ctx.vault.root}: {server.url}", flush=True)
+        print("open that address in a browser; Ctrl-C stops", file=sys.stderr, flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             stop.wait()
     finally:
