@@ -5,10 +5,9 @@ On LangBot 4.11.2 with LocalAgent a request is: the pipeline prompt, MemVault's 
 memory block and (with key events on) key-events block (system messages MemVault appended to
 `default_prompt`), the chat's history, LocalAgent's own retrieval block (a system message of
 JSON, `langbot_retrieved_context`, from the knowledge bases in the runner's config), then the
-user text. A memory record shows its
-episode id as `(id:ep_...` (memvault_plugin/prompting.py `display`), in both MemVault's block and in
-the chunks `retrieve` hands LocalAgent, so counting ids over ALL messages counts what the model
-saw, duplicates included.
+user text. A memory record shows its episode id as `(id:ep_...` (indexer/injection/prompting.py
+`display`), in both MemVault's block and in the chunks `retrieve` hands LocalAgent, so counting
+ids over ALL messages counts what the model saw, duplicates included.
 """
 
 from __future__ import annotations

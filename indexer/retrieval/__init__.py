@@ -9,6 +9,7 @@ retrieval` use the engine and sit beside it (indexer.probe, indexer.evaluate).
 __all__ = [
     "filters",
     "fusion",
+    "outcome",
     "ranking",
     "relevance",
     "relevance_judge",

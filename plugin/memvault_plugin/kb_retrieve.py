@@ -16,6 +16,7 @@ from langbot_plugin.api.entities.builtin.provider.message import ContentElement
 from langbot_plugin.api.entities.builtin.rag.context import RetrievalResultEntry
 
 from indexer.engine import Engine
+from indexer.injection import prompting
 from indexer.retrieval.ranking import FACTORS, RankWeights
 from indexer.retrieval.search import SearchResult, relevance_fields
 from indexer.retrieval.search_query import SearchQuery
@@ -24,7 +25,6 @@ from vault.writes.operations import Vault
 from vault.writes.snapshots import update_snapshot
 
 from . import knowledge_store as ks
-from . import prompting
 from . import turn_ledger as tl
 from .memory_service import relevant
 

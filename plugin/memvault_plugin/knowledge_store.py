@@ -21,25 +21,28 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+# The KBs' library scopes live with the injection code (the console's recall test needs them).
+from indexer.injection.libraries import (  # noqa: F401 - re-exported for the plugin
+    library_scope,
+    present_libraries,
+)
 from vault.errors import BadRequestError
 from vault.files.safewrite import atomic_write
 from vault.format.jsonin import load_json
 from vault.layout.keys import ScopeId
 from vault.layout.layout import STATE_DIR
-from vault.layout.names import UnsafeNameError, encode_name
+from vault.layout.names import encode_name
 from vault.layout.store import StoredEpisode
 from vault.writes.operations import Vault
 
 log = logging.getLogger(__name__)
 
 KB_CONFIGS_KEY = "kb_configs"  # plugin storage, upstream's shape: {kb_id: creation settings}
-LIBRARY_PREFIX = "kb_"
 INHERIT = "plugin"  # a KB form field left on "plugin setting"
 SESSION_PREFIXES = ("group_", "person_")
 _map_locks: dict[Path, threading.Lock] = {}
@@ -47,12 +50,6 @@ _map_locks_guard = threading.Lock()
 
 
 # --------------------------------------------------------------------------- scopes
-
-
-def library_scope(kb_id: str) -> ScopeId:
-    """The KB's own scope. Always session-isolated: in `bot` isolation a no-bot scope would
-    otherwise land in the shared `global` key."""
-    return ScopeId(None, f"{LIBRARY_PREFIX}{kb_id}", "session")
 
 
 def parse_session_key(key: str, isolation: str) -> ScopeId:
@@ -77,23 +74,6 @@ def scope_json(scope: ScopeId) -> dict[str, Any]:
 
 def scope_from_json(data: dict[str, Any]) -> ScopeId:
     return ScopeId(data.get("bot"), data["session"], data.get("isolation", "session"))
-
-
-def present_libraries(vault: Vault, libraries: Sequence[ScopeId]) -> tuple[ScopeId, ...]:
-    """The libraries (attached to THIS pipeline) that hold episodes, each once: what a
-    search passes as `libraries` so they rank in ONE pool with the chat's own memory
-    (indexer.retrieval.search; ranking separate searches would rescale a lone weak library hit to a
-    perfect score). A library whose folder is unsafe (e.g. a symlink) is skipped, logged."""
-    present: dict[str, ScopeId] = {}
-    for library in libraries:
-        try:
-            found = vault.layout.episodes_dir(library).is_dir()  # a stat, not a scan
-        except UnsafeNameError as exc:
-            log.warning("memvault=library_skipped library=%s error=%r", library.label(), str(exc))
-            continue
-        if found:
-            present.setdefault(library.index_key, library)
-    return tuple(present.values())
 
 
 # --------------------------------------------------------------------------- document map

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,11 +20,12 @@ from indexer.backends.embed_openai import OpenAICompatible
 from indexer.backends.embeddings import Embedder, default_embedder
 from indexer.backends.vector_open import VectorOpener
 from indexer.engine import Engine
+from indexer.injection.turn import TurnSettings
 from indexer.jobs.consolidate_preview import Preview
 from indexer.jobs.consolidate_select import ConsolidateSettings
 from indexer.jobs.llm import LLM
+from indexer.retrieval.outcome import relevant  # noqa: F401 - the plugin imports it from here
 from indexer.retrieval.relevance import DEFAULT_FLOOR
-from indexer.retrieval.search import SearchResult
 from indexer.sync.manifest import index_dir
 from vault.errors import BadInput, BadRequestError, Unavailable
 from vault.events import EventType, EventTypeError, parse_event_types
@@ -220,15 +221,17 @@ class PluginSettings:
         """Whether automatic recall (injection, the KB's retrieve) runs the message gate."""
         return self.recall_gate == "on"
 
-
-def relevant(results: Sequence[SearchResult]) -> list[SearchResult]:
-    """The results (in rank order) whose absolute relevance reaches the floor they were
-    searched with: what injection, `retrieve`, `recall_memory` and `!memory search` use.
-    Each is judged on its own: rank also weighs recency, importance and speaker, so a
-    relevant memory can rank after one that is not (and must still be recalled). A result
-    without a relevance (no calibration) does not pass: recalling nothing beats recalling
-    the unjudged."""
-    return [r for r in results if r.relevance is not None and r.relevance.passed]
+    def turn(self) -> TurnSettings:
+        """What an injection turn reads of these settings (indexer.injection.turn.build)."""
+        return TurnSettings(
+            top_k=self.top_k,
+            half_life_days=self.half_life_days,
+            injection_chars=self.injection_chars,
+            relevance_floor=self.relevance_floor,
+            gate=self.gate,
+            event_types=self.event_types,
+            events_injected=self.events_injected,
+        )
 
 
 class MemoryService:

@@ -16,9 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
+from indexer.injection.prompt_values import field, neutralise
 from vault.format.model import PRIORITIES, Episode
-
-from .prompt_values import field, neutralise
 
 NOTHING = "No relevant memories found."
 UNVERIFIED = "[unverified]"

@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 
 from hypothesis import given
 from hypothesis import strategies as st
-from memvault_plugin import events_block
 
 from hostsuite.checks_events import NONE_OPEN, OPENED
 from hostsuite.llm_requests import MEMORY_HEAD, Request, table, take_apart
+from indexer.injection import events_block
 from vault.events import Event, EventType
 
 TYPES = (EventType("appointment", "a booked visit"),)

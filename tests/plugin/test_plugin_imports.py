@@ -32,7 +32,7 @@ def test_no_plugin_file_imports_a_plugin_module_by_bare_name() -> None:
     packages = {p.name for p in repo.iterdir() if (p / "__init__.py").is_file()}
     assert {"vault", "indexer", "console", "templates"} <= packages
     local = {p.stem for p in sources} - {"__init__"} - packages
-    assert {"prompting", "knowledge_store", "injector", "remember"} <= local
+    assert {"injection_snapshot", "knowledge_store", "injector", "remember"} <= local
     bare = [
         f"{path.relative_to(PLUGIN)}:{line}: import {name}"
         for path in sources

@@ -42,8 +42,10 @@ from memvault_plugin import knowledge_store as ks
 from memvault_plugin import pipeline_memory as pm
 from memvault_plugin import prompt_route
 from memvault_plugin import turn_ledger as tl
-from memvault_plugin.injection_turn import Turn, TurnInput, ltm_context, prepare
+from memvault_plugin.injection_snapshot import prepare
 from memvault_plugin.memory_service import MemoryUnavailableError
+
+from indexer.injection.turn import Turn, TurnInput, ltm_context
 
 log = logging.getLogger(__name__)
 

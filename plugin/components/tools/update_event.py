@@ -7,9 +7,9 @@ from typing import Any
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider import session as provider_session
 from memvault_plugin import event_tools as et
-from memvault_plugin import events_block
 from memvault_plugin.error_reply import replies_errors
 
+from indexer.injection import events_block
 from vault.events import update_event
 
 

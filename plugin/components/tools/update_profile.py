@@ -14,9 +14,9 @@ from typing import Any
 from langbot_plugin.api.definition.components.tool.tool import Tool
 from langbot_plugin.api.entities.builtin.provider import session as provider_session
 from memvault_plugin import pipeline_memory as pm
-from memvault_plugin import prompting
 from memvault_plugin.error_reply import replies_errors
 
+from indexer.injection import prompting
 from vault.format.redact_forms import redacted_name
 from vault.writes.profile_edit import ProfileEdit
 

@@ -104,7 +104,7 @@ async def test_memory_block_goes_into_default_prompt_after_the_profile(chat, hos
 
 
 async def test_the_route_is_one_change_for_a_host_that_keeps_prompt(chat, host, monkeypatch):
-    from memvault_plugin import prompt_route
+    from indexer.injection import route as prompt_route
 
     monkeypatch.setattr(
         prompt_route,

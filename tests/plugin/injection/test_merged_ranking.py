@@ -8,8 +8,8 @@ from __future__ import annotations
 import time
 
 from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext
-from memvault_plugin.injection_turn import TurnInput, recall
 
+from indexer.injection.turn import TurnInput, recall
 from tests.plugin.fakehost import FakeHost
 from tests.plugin.injection.test_injector import KB, fenced, injected, remember, turn
 from tests.plugin.recall_parse import parse as parse_recall

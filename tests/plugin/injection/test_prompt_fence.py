@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from memvault_plugin import prompting
-from memvault_plugin.prompting import Recalled
 
+from indexer.injection import prompting
+from indexer.injection.prompting import Recalled
 from indexer.retrieval.ranking import UPDATE_TAGS
 from tests.plugin.injection.test_injector import injected, remember, turn
 from vault.format.model import HistoryEntry, Profile

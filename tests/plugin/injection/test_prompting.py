@@ -1,4 +1,4 @@
-"""The injected texts (memvault_plugin/prompting.py): upstream headings, fenced records, budget."""
+"""The injected texts (indexer/injection/prompting.py): upstream headings, records, budget."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from datetime import UTC, datetime, timedelta
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from memvault_plugin import prompting
-from memvault_plugin.prompting import Recalled
 
+from indexer.injection import prompting
+from indexer.injection.prompting import Recalled
 from vault.format.model import HistoryEntry, Profile
 
 NOW_DT = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

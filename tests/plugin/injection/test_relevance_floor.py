@@ -18,11 +18,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langbot_plugin.api.entities.builtin.rag.context import RetrievalContext
-from memvault_plugin.injection_turn import TurnInput, recall
 from memvault_plugin.memory_service import PluginSettings, SettingsError
 
 from console.api import dispatch
 from console.context import ConsoleContext
+from indexer.injection.turn import TurnInput, recall
 from indexer.retrieval.relevance import DEFAULT_FLOOR
 from indexer.retrieval.search_query import SearchQuery
 from tests.cli.test_cli import run_json

@@ -1,35 +1,36 @@
 """One injection turn without the host: what the injector reads (profiles, one recall in
-the chat's scope and its attached libraries), what it puts into the prompt (where:
-prompt_route) and the snapshot it leaves for `!memory` and the Memory Console. Pure of
-LangBot types, so it runs in a worker thread.
+the chat's scope and its attached libraries) and what it puts into the prompt (where:
+route). Pure of LangBot types, so it runs in a worker thread; it writes nothing. The
+plugin's injector (plugin injection_snapshot: `build`, then the snapshot it leaves for
+`!memory` and the Memory Console) and the console's recall test (console endpoints_recall)
+both call `build`, so the console shows exactly what a turn places.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from indexer.engine import Engine
 from indexer.gate.rules import decide
+from indexer.retrieval.outcome import relevant
 from indexer.retrieval.ranking import RankWeights
+from indexer.retrieval.relevance import DEFAULT_FLOOR
 from indexer.retrieval.search import SearchResult
 from indexer.retrieval.search_query import SearchQuery
 from indexer.retrieval.verdict import gate_words, joined, verdict_parts
+from vault.events import EventType
 from vault.format.model import Profile
 from vault.format.redact_forms import redacted_name
 from vault.layout.keys import ScopeId
 from vault.redaction.redact import redact
 from vault.writes.operations import Vault
-from vault.writes.snapshots import write_snapshot_later
 
-from . import events_block, prompt_route, prompting
-from . import knowledge_store as ks
-from .memory_service import PluginSettings, relevant
+from . import events_block, prompting
+from .libraries import present_libraries
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,20 @@ def ltm_context(
         "speaker_profile": prompting.profile_summary(speaker_profile) if sender_id else None,
         "episodes": [{"content": line} for line in displays],
     }
+
+
+@dataclass(frozen=True)
+class TurnSettings:
+    """The plugin settings a turn's injection reads (PluginSettings.turn() inside LangBot;
+    these defaults are the plugin's, for the standalone console)."""
+
+    top_k: int = 3
+    half_life_days: float = 30.0
+    injection_chars: int = 4000
+    relevance_floor: float = DEFAULT_FLOOR
+    gate: bool = True  # the message gate (recall_gate) on automatic recall
+    event_types: tuple[EventType, ...] = ()  # empty: no key-events block
+    events_injected: int = 5
 
 
 @dataclass(frozen=True)
@@ -107,6 +122,8 @@ class Turn:
     # The speaker's open key events (a block of its own after the memories; events_block).
     events: events_block.EventsBlock = events_block.EventsBlock("")
     verdict: Verdict = Verdict()
+    # The clock the turn was built at (the snapshot records it).
+    at: datetime = field(default_factory=lambda: datetime.now(UTC).replace(microsecond=0))
 
     @property
     def recalled(self) -> int:
@@ -132,13 +149,13 @@ def _profile(vault: Vault, scope: ScopeId, speaker: str | None) -> Profile | Non
 
 
 def recall(
-    vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSettings, now: int
+    vault: Vault, engine: Engine, turn: TurnInput, settings: TurnSettings, now: int
 ) -> list[prompting.Recalled]:
     return recall_judged(vault, engine, turn, settings, now)[0]
 
 
 def recall_judged(
-    vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSettings, now: int
+    vault: Vault, engine: Engine, turn: TurnInput, settings: TurnSettings, now: int
 ) -> tuple[list[prompting.Recalled], Verdict]:
     """What automatic recall brings for the turn's message, and the verdict that decided it."""
     # The chat's memories and its attached libraries' in ONE search: one candidate pool,
@@ -151,7 +168,7 @@ def recall_judged(
             speaker_id=turn.sender_id,
             weights=RankWeights(half_life_days=settings.half_life_days),
             now=now,
-            libraries=ks.present_libraries(vault, turn.libraries),
+            libraries=present_libraries(vault, turn.libraries),
             floor=settings.relevance_floor,
             # The message gate (setting recall_gate): "thanks!" or "what's 17 times 23?" needs
             # no memory; with it on, no result of a skipped message passes.
@@ -179,8 +196,8 @@ def critical_records(engine: Engine, turn: TurnInput, now: int) -> list[promptin
     return [prompting.recalled_from(r) for r in engine.critical(turn.scope, now)]
 
 
-def prepare(vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSettings) -> Turn:
-    """Everything that touches files or indexes, in one worker-thread hop."""
+def build(vault: Vault, engine: Engine, turn: TurnInput, settings: TurnSettings) -> Turn:
+    """Everything that touches files or indexes, in one worker-thread hop; reads only."""
     now_dt = datetime.now(UTC).replace(microsecond=0)
     now = int(now_dt.timestamp())
     session_profile = _profile(vault, turn.scope, None)
@@ -207,7 +224,7 @@ def prepare(vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSetti
     ]
     injection = prompting.fit(blocks, records, now, turn.sender_id, settings.injection_chars)
     recalled_ids = tuple(r.id for r in recalled)
-    result = Turn(
+    return Turn(
         session_profile,
         speaker_profile,
         injection,
@@ -216,15 +233,11 @@ def prepare(vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSetti
         tuple(r.id for r in critical),
         events=_events(vault, turn, settings),
         verdict=verdict,
+        at=now_dt,
     )
-    if not turn.is_command:
-        # Queued, not written: the turn does not wait for the file (vault.writes.snapshots orders
-        # it before the retrieve of this turn that records what it served).
-        _save_snapshot(vault, turn, settings, result, now_dt)
-    return result
 
 
-def _events(vault: Vault, turn: TurnInput, settings: PluginSettings) -> events_block.EventsBlock:
+def _events(vault: Vault, turn: TurnInput, settings: TurnSettings) -> events_block.EventsBlock:
     """The speaker's open key events of this bot (any chat), not for a command."""
     if turn.is_command:
         return events_block.EventsBlock("")
@@ -235,78 +248,3 @@ def _events(vault: Vault, turn: TurnInput, settings: PluginSettings) -> events_b
         settings.event_types,
         settings.events_injected,
     )
-
-
-def _save_snapshot(
-    vault: Vault, turn: TurnInput, settings: PluginSettings, result: Turn, now: datetime
-) -> None:
-    shown = result.injection.episodes
-    context_now = ltm_context(
-        turn.sender_id,
-        turn.sender_name,
-        result.session_profile,
-        result.speaker_profile,
-        shown.displays,
-    )
-    snapshot = {
-        # upstream's keys
-        "recorded_at": prompting.iso(now),
-        "query_id": turn.query_id,
-        "session_name": turn.session_name,
-        "scope_key": turn.scope.session_key,
-        "user_key": turn.scope.user_key,
-        "kb_id": turn.kb_id,
-        "isolation": turn.scope.isolation,
-        "speaker": context_now["speaker"],
-        "session_profile": context_now["session_profile"],
-        "speaker_profile": context_now["speaker_profile"],
-        "episodes": context_now["episodes"],
-        "episode_count": len(shown.shown),
-        "block_count": result.blocks,
-        "injected": result.injection.chars > 0,
-        "injection_chars": result.injection.chars,
-        # MemVault's additions. Where each block went (prompt_route), the memories in the
-        # memory block, and what the runner's retrieve served in this turn: filled in by
-        # retrieve for this query_id (kb_retrieve, vault.writes.snapshots.update_snapshot), null
-        # until it runs.
-        "placed": prompt_route.plan(
-            result.injection.profile, shown.text, result.events.text
-        ).record(),
-        "episode_ids": list(result.placed_ids),
-        "recalled_ids": list(result.recalled_ids),
-        # Why recall brought what it did, in indexer.retrieval.verdict's words (as `!memory search`,
-        # the console and `memvault search --explain` say it): "gate: skipped: greeting",
-        # "floor 0.44 for a single message" ("" when no recall ran).
-        "gate": result.verdict.gate,
-        "floor": result.verdict.floor,
-        "critical_ids": list(result.critical_ids),
-        "retrieve": None,
-        "recalled_count": result.recalled,
-        "left_out": shown.left_out,
-        "budget_chars": settings.injection_chars,
-        "profile_chars": len(result.injection.profile),
-        "episode_chars": len(shown.text),
-        # The exact texts put into default_prompt, so the console can show what the model saw.
-        "profile_text": result.injection.profile,
-        "episode_text": shown.text,
-        # The speaker's open key events placed after the memories (events_block).
-        "event_ids": list(result.events.ids),
-        "events_chars": len(result.events.text),
-        "events_text": result.events.text,
-    }
-    try:
-        job = write_snapshot_later(vault.root, turn.scope, snapshot)
-    except (OSError, ValueError) as exc:
-        _snapshot_failed(turn.scope, exc)
-        return
-
-    def done(job: Future[Path]) -> None:
-        exc = job.exception()
-        if exc is not None:
-            _snapshot_failed(turn.scope, exc)
-
-    job.add_done_callback(done)
-
-
-def _snapshot_failed(scope: ScopeId, exc: BaseException) -> None:
-    log.warning("memvault=snapshot_failed scope=%s error=%r", scope.session_key, str(exc))
