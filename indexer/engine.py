@@ -29,7 +29,7 @@ from indexer.retrieval.filters import Filters, allowed_chunks
 from indexer.retrieval.ranking import RANK_VERSION, RankWeights
 from indexer.retrieval.relevance import VectorScale
 from indexer.retrieval.relevance_judge import Calibrated
-from indexer.retrieval.search import SearchRequest, SearchResult, hybrid_search
+from indexer.retrieval.search import Judged, SearchRequest, SearchResult, judged_search
 from indexer.retrieval.search_query import SearchQuery
 from indexer.sync.manifest import Manifest, index_dir
 from indexer.sync.rebuild import VectorRebuild, open_vectors, vectors_dir
@@ -216,11 +216,15 @@ class Engine:
         """Search inside the scope's index_key only (plus its session profiles if asked,
         and the episodes of the KB libraries attached to the chat's pipeline: one ranking of
         all of them, see indexer.retrieval.search); the fields: indexer.retrieval.search_query."""
+        return self.run(self.request(ask))
+
+    def request(self, ask: SearchQuery) -> SearchRequest:
+        """The ranker's request for `ask`: index keys, filters as chunk ids, pinned ids."""
         clock = ask.now if ask.now is not None else int(time.time())
         scope, libraries, statuses = ask.scope, ask.libraries, ask.statuses
         keys = (scope.index_key, *(library.index_key for library in libraries))
         allowed = allowed_chunks(self.manifest, keys, ask.filters or Filters(), clock)
-        request = SearchRequest(
+        return SearchRequest(
             query=ask.query,
             index_key=scope.index_key,
             library_keys=tuple(library.index_key for library in libraries),
@@ -236,7 +240,6 @@ class Engine:
             pinned=self._by_id(ask.query, keys, statuses, clock, allowed),
             gate=ask.gate,
         )
-        return self.run(request)
 
     def _by_id(
         self,
@@ -276,8 +279,13 @@ class Engine:
         return [SearchResult(d, 1.0, (d.chunk_id,), explain) for d in docs]
 
     def run(self, request: SearchRequest) -> list[SearchResult]:
+        return self.judged(request).results
+
+    def judged(self, request: SearchRequest) -> Judged:
+        """The one place a search of this engine runs: its results and the message gate's
+        decision (indexer.recall.find turns them into why nothing passed)."""
         backends = {"text": self.text, "vector": self.vector}
-        return hybrid_search(request, backends, self.lookup, calibrated=self.calibrated())
+        return judged_search(request, backends, self.lookup, calibrated=self.calibrated())
 
     def calibrated(self) -> Calibrated:
         """Term statistics and the active model's cosine scale for indexer.retrieval.relevance."""

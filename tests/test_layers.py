@@ -96,8 +96,8 @@ SUBPACKAGE_ORDER = {
         "candidates", "events", "transfer", "health", "cli",
     ),
     "indexer": (
-        "backends", "gate", "sync", "retrieval", "engine", "injection", "status", "supersede",
-        "probe", "evaluate", "health", "jobs", "cli",
+        "backends", "gate", "sync", "retrieval", "engine", "recall", "injection", "status",
+        "supersede", "probe", "evaluate", "health", "jobs", "cli",
     ),
 }  # fmt: skip
 

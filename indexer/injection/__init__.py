@@ -5,6 +5,7 @@ plugin's injector (a real turn) and the Memory Console's recall test run the sam
 - turn: one turn's reads (profiles, one recall, critical memories, key events) and blocks;
 - prompting / events_block: the texts of the blocks (pure), prompt_values their escaping;
 - route: which block goes where in LangBot's prompt (pure; the plugin appends them);
+- settings: what a turn reads of the plugin's settings (TurnSettings);
 - libraries: the reference-memory scopes of the knowledge bases a chat's pipeline attaches.
 
 `__all__` lists the modules other packages may import (tests/test_layers.py checks it).
@@ -16,5 +17,6 @@ __all__ = [
     "prompt_values",
     "prompting",
     "route",
+    "settings",
     "turn",
 ]

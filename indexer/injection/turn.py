@@ -10,19 +10,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from indexer.engine import Engine
-from indexer.gate.rules import decide
-from indexer.retrieval.outcome import relevant
+from indexer.recall import find
+from indexer.retrieval.outcome import BUDGET, NO_TEXT, Found, WhyEmpty
 from indexer.retrieval.ranking import RankWeights
-from indexer.retrieval.relevance import DEFAULT_FLOOR
-from indexer.retrieval.search import SearchResult
 from indexer.retrieval.search_query import SearchQuery
 from indexer.retrieval.verdict import gate_words, joined, verdict_parts
-from vault.events import EventType
 from vault.format.model import Profile
 from vault.format.redact_forms import redacted_name
 from vault.layout.keys import ScopeId
@@ -30,7 +27,8 @@ from vault.redaction.redact import redact
 from vault.writes.operations import Vault
 
 from . import events_block, prompting
-from .libraries import present_libraries
+from .libraries import library_scope, present_libraries
+from .settings import TurnSettings
 
 log = logging.getLogger(__name__)
 
@@ -52,20 +50,6 @@ def ltm_context(
 
 
 @dataclass(frozen=True)
-class TurnSettings:
-    """The plugin settings a turn's injection reads (PluginSettings.turn() inside LangBot;
-    these defaults are the plugin's, for the standalone console)."""
-
-    top_k: int = 3
-    half_life_days: float = 30.0
-    injection_chars: int = 4000
-    relevance_floor: float = DEFAULT_FLOOR
-    gate: bool = True  # the message gate (recall_gate) on automatic recall
-    event_types: tuple[EventType, ...] = ()  # empty: no key-events block
-    events_injected: int = 5
-
-
-@dataclass(frozen=True)
 class TurnInput:
     query_id: int
     session_name: str
@@ -76,6 +60,36 @@ class TurnInput:
     sender_name: str
     text: str  # "" = no recall
     is_command: bool
+    kb_ids: tuple[str, ...] = ()  # the MemVault KBs attached to the pipeline (libraries' ids)
+
+
+COMMAND_PREFIXES = ("!", "！")  # LangBot's default command prefixes
+
+
+def message_input(
+    query_id: int,
+    session_name: str,
+    scope: ScopeId,
+    kb_ids: Sequence[str],
+    sender_id: str,
+    sender_name: str,
+    text: str,
+) -> TurnInput:
+    """The turn of one message: a command (`!memory ...`) gets the profile but no recall;
+    the attached KBs' libraries join the search (libraries.library_scope)."""
+    is_command = text.lstrip().startswith(COMMAND_PREFIXES)
+    return TurnInput(
+        query_id=query_id,
+        session_name=session_name,
+        kb_id=kb_ids[0] if kb_ids else "",
+        libraries=tuple(library_scope(kb_id) for kb_id in kb_ids),
+        scope=scope,
+        sender_id=sender_id,
+        sender_name=sender_name,
+        text="" if is_command else text.strip(),
+        is_command=is_command,
+        kb_ids=tuple(kb_ids),
+    )
 
 
 @dataclass(frozen=True)
@@ -92,22 +106,25 @@ class Verdict:
         return joined(self.gate, self.floor)
 
 
-def verdict_of(found: Sequence[SearchResult], text: str, gate: bool) -> Verdict:
-    """The gate and floor as the search's explain records them. A search that found nothing
-    judged nothing: the gate's decision is then the one it takes on a chat with no
-    candidates (no names, no known terms), so a snapshot still says why."""
-    parts = verdict_parts([r.explain for r in found])
+def verdict_of(found: Found, gate: bool) -> Verdict:
+    """The gate and floor as the search recorded them: the floor from its results' explain,
+    the gate from its own decision (made even when no candidate came back)."""
+    parts = verdict_parts([r.explain for r in found.results])
     if parts is not None:
         return Verdict(_stored(parts[0]), parts[1])
-    if not gate:
-        return Verdict(gate_words(None))
-    return Verdict(_stored(gate_words(decide(text, (), ()).explain())))
+    if not gate or found.gate is None:
+        return Verdict(gate_words(None) if not gate else "")
+    return Verdict(_stored(gate_words(found.gate.explain())))
 
 
 def _stored(words: str) -> str:
     # The reason can quote the message ("passed: names Alice"): the snapshot and the log
     # are storage, so it is redacted like everything else they hold.
     return redact(words).text
+
+
+def _redacted(why: WhyEmpty) -> WhyEmpty:
+    return replace(why, detail=_stored(why.detail)) if why.detail else why
 
 
 @dataclass(frozen=True)
@@ -122,6 +139,10 @@ class Turn:
     # The speaker's open key events (a block of its own after the memories; events_block).
     events: events_block.EventsBlock = events_block.EventsBlock("")
     verdict: Verdict = Verdict()
+    # Why no memory was recalled (indexer.retrieval.outcome; None: something was, or no
+    # recall ran: a command), and why the memory block is empty when it is.
+    why: WhyEmpty | None = None
+    budget: int = 0  # the injection budget it was fitted to (characters)
     # The clock the turn was built at (the snapshot records it).
     at: datetime = field(default_factory=lambda: datetime.now(UTC).replace(microsecond=0))
 
@@ -132,6 +153,26 @@ class Turn:
     @property
     def placed_ids(self) -> tuple[str, ...]:
         return tuple(r.id for r in self.injection.episodes.shown)
+
+    @property
+    def nothing_injected(self) -> WhyEmpty | None:
+        """Why the prompt got no memory block (None: it got one): recall's reason, or the
+        budget when what was recalled did not fit."""
+        if self.injection.episodes.shown:
+            return None
+        if self.why is not None:
+            return self.why
+        if self.recalled_ids or self.critical_ids:
+            count = len({*self.recalled_ids, *self.critical_ids})
+            return WhyEmpty(BUDGET, count=count, budget=self.budget)
+        return None
+
+
+def empty(why: WhyEmpty, budget: int) -> Turn:
+    """A turn that placed nothing, and why (no index to search: the injector then adds no
+    block at all, as before; the console's recall test shows the same)."""
+    episodes = prompting.EpisodeBlock("", (), (), 0)
+    return Turn(None, None, prompting.Injection("", episodes), 0, (), why=why, budget=budget)
 
 
 def _profile(vault: Vault, scope: ScopeId, speaker: str | None) -> Profile | None:
@@ -156,11 +197,13 @@ def recall(
 
 def recall_judged(
     vault: Vault, engine: Engine, turn: TurnInput, settings: TurnSettings, now: int
-) -> tuple[list[prompting.Recalled], Verdict]:
-    """What automatic recall brings for the turn's message, and the verdict that decided it."""
+) -> tuple[list[prompting.Recalled], Verdict, WhyEmpty | None]:
+    """What automatic recall brings for the turn's message, the verdict that decided it and,
+    when it brings nothing, why (the search's own reason: indexer.recall)."""
     # The chat's memories and its attached libraries' in ONE search: one candidate pool,
     # scored once, so a library record competes on the same scale as the chat's own.
-    found = engine.search(
+    outcome = find(
+        engine,
         SearchQuery(
             turn.text,
             turn.scope,
@@ -175,20 +218,22 @@ def recall_judged(
             gate=settings.gate,
         ),
     )
-    verdict = verdict_of(found, turn.text, settings.gate)
+    verdict = verdict_of(outcome, settings.gate)
     # Only what reaches the floor goes in: "hi" or "Tokyo flight?" in a chat that holds no
     # such memory gets no memory block at all (the profile block still goes in).
-    passed = relevant(found)
-    if len(passed) < len(found):
+    passed = outcome.passed
+    if len(passed) < len(outcome.results):
         log.info(
-            "memvault=recall_floor scope=%s found=%d passed=%d floor=%.2f verdict=%r",
+            "memvault=recall_floor scope=%s found=%d passed=%d floor=%.2f verdict=%r why=%r",
             turn.scope.session_key,
-            len(found),
+            len(outcome.results),
             len(passed),
             settings.relevance_floor,
             verdict.line(),
+            outcome.why.words() if outcome.why else "",
         )
-    return [prompting.recalled_from(r) for r in passed[: settings.top_k]], verdict
+    why = None if outcome.why is None else _redacted(outcome.why)
+    return [prompting.recalled_from(r) for r in passed[: settings.top_k]], verdict, why
 
 
 def critical_records(engine: Engine, turn: TurnInput, now: int) -> list[prompting.Recalled]:
@@ -202,9 +247,10 @@ def build(vault: Vault, engine: Engine, turn: TurnInput, settings: TurnSettings)
     now = int(now_dt.timestamp())
     session_profile = _profile(vault, turn.scope, None)
     speaker_profile = _profile(vault, turn.scope, turn.sender_id) if turn.sender_id else None
-    recalled, verdict = (
-        recall_judged(vault, engine, turn, settings, now) if turn.text else ([], Verdict())
-    )
+    if turn.text:
+        recalled, verdict, why = recall_judged(vault, engine, turn, settings, now)
+    else:  # a command gets no recall (and no reason); a message without text says so
+        recalled, verdict, why = [], Verdict(), None if turn.is_command else WhyEmpty(NO_TEXT)
     # `priority: critical` memories go first into every turn whatever the message (budget
     # permitting: fit drops from the end), then the recalled ones not already among them.
     critical = [] if turn.is_command else critical_records(engine, turn, now)
@@ -233,6 +279,8 @@ def build(vault: Vault, engine: Engine, turn: TurnInput, settings: TurnSettings)
         tuple(r.id for r in critical),
         events=_events(vault, turn, settings),
         verdict=verdict,
+        why=why,
+        budget=settings.injection_chars,
         at=now_dt,
     )
 

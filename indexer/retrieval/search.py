@@ -132,6 +132,15 @@ def _candidates(backend: SearchBackend, request: SearchRequest, depth: int) -> l
     return hits
 
 
+@dataclass(frozen=True)
+class Judged:
+    """One search's results and the message gate's decision on its query (None: the gate
+    was off, or nothing was judged); indexer.retrieval.outcome says why nothing passed."""
+
+    results: list[SearchResult]
+    gate: GateDecision | None = None
+
+
 def hybrid_search(
     request: SearchRequest,
     backends: Mapping[str, SearchBackend],
@@ -139,10 +148,22 @@ def hybrid_search(
     depth: int = CANDIDATES,
     calibrated: Calibrated | None = None,
 ) -> list[SearchResult]:
+    return judged_search(request, backends, lookup, depth, calibrated).results
+
+
+def judged_search(
+    request: SearchRequest,
+    backends: Mapping[str, SearchBackend],
+    lookup: Lookup,
+    depth: int = CANDIDATES,
+    calibrated: Calibrated | None = None,
+) -> Judged:
+    """hybrid_search, with the gate's decision even when no candidate came back (a chat
+    with no memory still says which rule skipped "hi")."""
     if request.mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)} (got {request.mode!r})")
     if not request.query.strip() or request.top_k < 1:
-        return []
+        return Judged([])
     sources = ("text", "vector") if request.mode == "hybrid" else (request.mode,)
     with_context = request.context_gain > 0
     found: dict[str, list[Hit]] = {}
@@ -231,10 +252,10 @@ def hybrid_search(
         key=lambda r: (-tier(_kind(r)), -r.score, r.doc.episode_id, r.doc.path),
     )
     if judge is None:
-        return ranked[: request.top_k]
+        return Judged(ranked[: request.top_k])
     decision = gate_for(request.query, lists, docs, judge) if request.gate else None
     judged = [_judged(r, judge, request.floor, decision) for r in ranked[: request.top_k]]
-    return _followers(judged)
+    return Judged(_followers(judged), decision)
 
 
 def _pin(

@@ -208,17 +208,21 @@ class Manifest:
         keys = list(dict.fromkeys(index_keys))
         if not keys:
             return []
-        sql = (
-            "SELECT c.doc FROM files f JOIN chunks c ON c.path = f.path WHERE c.doc IS NOT "
-            f"NULL AND f.index_key IN ({','.join('?' * len(keys))})"
-        )
-        if first_only:
-            sql += " AND c.ordinal = 0"
-        if where:
-            sql += f" AND ({where})"
+        sql = _scope_sql("c.doc", len(keys), where, first_only) + " ORDER BY f.path, c.ordinal"
         with self._lock:
-            rows = self._db.execute(sql + " ORDER BY f.path, c.ordinal", [*keys, *params])
+            rows = self._db.execute(sql, [*keys, *params])
             return [doc_from_json(row[0]) for row in rows.fetchall()]
+
+    def scope_count(
+        self, index_keys: Sequence[str], where: str = "", params: Sequence[object] = ()
+    ) -> int:
+        """How many indexed files of these scopes meet `where` (as scope_docs, counted)."""
+        keys = list(dict.fromkeys(index_keys))
+        if not keys:
+            return 0
+        with self._lock:
+            sql = _scope_sql("COUNT(*)", len(keys), where, True)
+            return int(self._db.execute(sql, [*keys, *params]).fetchone()[0])
 
     def scope_chunk_ids(
         self, index_keys: Sequence[str], where: str, params: Sequence[object] = ()
@@ -337,3 +341,14 @@ class Manifest:
 
     def _set_meta(self, key: str, value: str) -> None:
         self._db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+
+def _scope_sql(columns: str, keys: int, where: str, first_only: bool) -> str:
+    """SELECT `columns` of the files of `keys` index keys (bound first), narrowed by `where`."""
+    sql = (
+        f"SELECT {columns} FROM files f JOIN chunks c ON c.path = f.path WHERE c.doc IS NOT "
+        f"NULL AND f.index_key IN ({','.join('?' * keys)})"
+    )
+    if first_only:
+        sql += " AND c.ordinal = 0"
+    return sql + (f" AND ({where})" if where else "")

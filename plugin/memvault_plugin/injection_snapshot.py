@@ -13,7 +13,8 @@ from pathlib import Path
 from indexer.engine import Engine
 from indexer.injection import prompting
 from indexer.injection.route import plan
-from indexer.injection.turn import Turn, TurnInput, build, ltm_context
+from indexer.injection.turn import Turn, TurnInput, build, empty, ltm_context
+from indexer.retrieval.outcome import failed, unavailable
 from vault.layout.keys import ScopeId
 from vault.writes.operations import Vault
 from vault.writes.snapshots import write_snapshot_later
@@ -24,13 +25,27 @@ log = logging.getLogger(__name__)
 
 
 def prepare(vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSettings) -> Turn:
-    """The turn's blocks, and (not for a command) its snapshot, queued."""
-    result = build(vault, engine, turn, settings.turn())
+    """The turn's blocks, and (not for a command) its snapshot, queued. A turn whose recall
+    raised leaves a snapshot saying so (the injector logs it and goes on without memory)."""
+    try:
+        result = build(vault, engine, turn, settings.turn())
+    except Exception as exc:
+        if not turn.is_command:
+            failed_turn = empty(failed(exc), settings.injection_chars)
+            _save_snapshot(vault, turn, settings, failed_turn, failed_turn.at)
+        raise
     if not turn.is_command:
         # Queued, not written: the turn does not wait for the file (vault.writes.snapshots orders
         # it before the retrieve of this turn that records what it served).
         _save_snapshot(vault, turn, settings, result, result.at)
     return result
+
+
+def save_unavailable(vault: Vault, turn: TurnInput, settings: PluginSettings, message: str) -> None:
+    """The snapshot of a turn that had no index to search (the vault opened, the index did
+    not): nothing was injected, and why."""
+    result = empty(unavailable(message), settings.injection_chars)
+    _save_snapshot(vault, turn, settings, result, result.at)
 
 
 def _save_snapshot(
@@ -73,6 +88,15 @@ def _save_snapshot(
         # "floor 0.44 for a single message" ("" when no recall ran).
         "gate": result.verdict.gate,
         "floor": result.verdict.floor,
+        # Why recall brought nothing (indexer.retrieval.outcome, with its numbers; null when
+        # it brought something or no recall ran) and why the prompt got no memory block
+        # (that reason, or the budget): `!memory` and the console say "nothing injected: ...".
+        "why": result.why.as_json() if result.why else None,
+        "nothing_injected": result.nothing_injected.as_json() if result.nothing_injected else None,
+        # Every MemVault KB attached to the pipeline and the settings the turn ran with:
+        # the console's recall test searches the same libraries with the same settings.
+        "kb_ids": list(turn.kb_ids),
+        "turn_settings": settings.turn().as_json(),
         "critical_ids": list(result.critical_ids),
         "retrieve": None,
         "recalled_count": result.recalled,

@@ -20,7 +20,7 @@ from indexer.backends.embed_openai import OpenAICompatible
 from indexer.backends.embeddings import Embedder, default_embedder
 from indexer.backends.vector_open import VectorOpener
 from indexer.engine import Engine
-from indexer.injection.turn import TurnSettings
+from indexer.injection.settings import TurnSettings
 from indexer.jobs.consolidate_preview import Preview
 from indexer.jobs.consolidate_select import ConsolidateSettings
 from indexer.jobs.llm import LLM

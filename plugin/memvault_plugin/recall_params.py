@@ -57,6 +57,18 @@ class Filters:
             or self.source
         )
 
+    def names(self) -> tuple[str, ...]:
+        """The tool parameters of the filters that are set (what an empty answer names)."""
+        given = {
+            "speaker_id": self.speaker_id,
+            "speaker_name": self.speaker_name,
+            "time_after": self.after is not None,
+            "time_before": self.before is not None,
+            "importance_min": self.importance_min is not None,
+            "source": self.source,
+        }
+        return tuple(name for name, value in given.items() if value)
+
     def admits(self, episode: Episode) -> bool:
         speaker = episode.speaker
         created = int(episode.created_at.timestamp())

@@ -6,9 +6,10 @@
 A header with the counts, then one line per memory, best first: with a query in relevance
 order (the engine's), without one by priority (critical first) then newest first. Everything
 that came from a chat or a file is escaped as the injected prompt escapes it
-(prompt_values.py): the id, tags and names with `field`/`label`, so they cannot pose as the
-line's own metadata, and the text with `neutralise`, last on its line, so a memory that
-contains a line break or `[unverified] (id:...)` cannot start or fake another record.
+(indexer/injection/prompt_values.py): the id, tags and names with `field`/`label`, so they
+cannot pose as the line's own metadata, and the text with `neutralise`, last on its line, so a
+memory that contains a line break or `[unverified] (id:...)` cannot start or fake another
+record. Nothing found: one line that says why (`nothing`, indexer.retrieval.outcome's words).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from indexer.injection.prompt_values import field, neutralise
+from indexer.retrieval.outcome import WhyEmpty
 from vault.format.model import PRIORITIES, Episode
 
 NOTHING = "No relevant memories found."
@@ -67,6 +69,14 @@ def line(number: int, episode: Episode) -> str:
     # The mark before the metadata, never next to the text: a memory that starts with
     # "[unverified]" must not look unverified, nor a tag (escaped) close the bracket.
     return f"{number}. (id:{field(episode.id)}){mark} [{SEPARATOR.join(meta)}] {neutralise(text)}"
+
+
+def nothing(why: WhyEmpty | None) -> str:
+    """The empty answer in one line, with the reason recall found nothing:
+    "No relevant memories found: below the floor (best 0.31 < 0.44)."."""
+    if why is None:
+        return NOTHING
+    return f"{NOTHING.removesuffix('.')}: {why.words()}."
 
 
 def recall_text(episodes: Sequence[Episode], more: int = 0) -> str:

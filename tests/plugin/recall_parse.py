@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-NOTHING = "No relevant memories found."
+NOTHING = "No relevant memories found"  # then "." or ": <why>." (recall_text.nothing)
 HEADER = re.compile(r"(\d+) memor(?:y|ies) \((\d+) verified, (\d+) unverified\)")
 LINE = re.compile(
     r"(?P<n>\d+)\. \(id:(?P<id>[^)\s]+)\)(?P<mark> \[unverified\])? \[(?P<meta>[^\[\]]*)\] "
@@ -43,5 +43,8 @@ def parse(text: str) -> tuple[tuple[int, int, int], list[Line]]:
 
 
 def ids(text: str) -> list[str]:
-    """The ids recall answered with, best first; [] for "No relevant memories found."."""
-    return [] if text == NOTHING else [line.id for line in parse(text)[1]]
+    """The ids recall answered with, best first; [] for "No relevant memories found: ..."."""
+    if text.startswith(NOTHING):
+        assert "\n" not in text, text  # the empty answer is one line
+        return []
+    return [line.id for line in parse(text)[1]]

@@ -27,7 +27,9 @@ TOOLS: dict[str, tuple[str, dict[str, Any], tuple[str, str]]] = {
         {"field": "notes", "action": "set", "value": "x"},
         ("vault", "update_profile"),
     ),
-    "recall_memory": ("RecallMemory", {"query": "lockers"}, ("engine", "search")),
+    # Engine.judged: where every search of the engine runs (search, and indexer.recall.find
+    # the tool recalls through to say why it found nothing).
+    "recall_memory": ("RecallMemory", {"query": "lockers"}, ("engine", "judged")),
     "open_event": (
         "OpenEvent",
         {"type": "appointment", "summary": "x"},

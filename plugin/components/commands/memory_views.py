@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from indexer.retrieval.outcome import WhyEmpty
 from vault.files.audit import AuditEntry
 from vault.format.model import Episode, Profile
 from vault.git.gitlog import CommitInfo
@@ -115,6 +116,14 @@ def injection_lines(snapshot: Mapping[str, Any]) -> list[str]:
     verdict = [echo(str(snapshot[k]), 120) for k in ("gate", "floor") if snapshot.get(k)]
     if verdict:
         lines.append(f"  Recall: {'; '.join(verdict)}")
+    # Why the memory block is empty, or why recall brought nothing while the chat's critical
+    # memories still went in (indexer.retrieval.outcome's words and numbers, as recorded).
+    nothing = WhyEmpty.from_json(snapshot.get("nothing_injected"))
+    why = WhyEmpty.from_json(snapshot.get("why"))
+    if nothing is not None:
+        lines.append(f"  Nothing injected: {echo(nothing.words(), 160)}")
+    elif why is not None:
+        lines.append(f"  Nothing recalled: {echo(why.words(), 160)}")
     placed = snapshot.get("placed")
     if not isinstance(placed, dict):
         lines.append("  Placed: not recorded (snapshot of an older MemVault)")

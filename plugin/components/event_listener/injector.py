@@ -38,18 +38,16 @@ from typing import Any
 
 from langbot_plugin.api.definition.components.common.event_listener import EventListener
 from langbot_plugin.api.entities import context, events
-from memvault_plugin import knowledge_store as ks
 from memvault_plugin import pipeline_memory as pm
 from memvault_plugin import prompt_route
 from memvault_plugin import turn_ledger as tl
-from memvault_plugin.injection_snapshot import prepare
+from memvault_plugin.injection_snapshot import prepare, save_unavailable
 from memvault_plugin.memory_service import MemoryUnavailableError
 
-from indexer.injection.turn import Turn, TurnInput, ltm_context
+from indexer.injection.turn import Turn, TurnInput, ltm_context, message_input
 
 log = logging.getLogger(__name__)
 
-COMMAND_PREFIXES = ("!", "！")  # LangBot's default command prefixes
 CONTEXT_VAR = "_ltm_context"
 
 
@@ -201,7 +199,18 @@ class MemoryInjector(EventListener):
         query_vars: dict[str, Any],
         bot_uuid: str | None,
     ) -> tuple[TurnInput, Turn] | None:
-        """None when memory is unavailable (logged); the turn then goes on without it."""
+        """None when memory is unavailable (logged, and the snapshot says why nothing was
+        recalled when the vault is there but its index is not); the turn goes on without it."""
+        sender_id, sender_name = pm.sender_of(query_vars)
+        text = str(query_vars.get("user_message_text", "") or "")
+
+        def turn_in(memory: Any) -> TurnInput:
+            scope = memory.scope(ctx.event.session_name, bot_uuid)
+            session = ctx.event.session_name
+            return message_input(
+                ctx.query_id, session, scope, attached, sender_id, sender_name, text
+            )
+
         try:
             if memory is None:
                 raise MemoryUnavailableError("memory is unavailable: the plugin did not initialise")
@@ -214,21 +223,14 @@ class MemoryInjector(EventListener):
                 attached[0],
                 str(exc),
             )
+            # The vault opened but its index did not: the snapshot says why nothing came.
+            if memory is not None and memory.vault is not None:
+                turn = turn_in(memory)
+                if not turn.is_command:
+                    settings = memory.settings
+                    await memory.run(save_unavailable, memory.vault, turn, settings, str(exc))
             return None
-        sender_id, sender_name = pm.sender_of(query_vars)
-        text = str(query_vars.get("user_message_text", "") or "")
-        is_command = text.lstrip().startswith(COMMAND_PREFIXES)
-        turn = TurnInput(
-            query_id=ctx.query_id,
-            session_name=ctx.event.session_name,
-            kb_id=attached[0],
-            libraries=tuple(ks.library_scope(kb_id) for kb_id in attached),
-            scope=memory.scope(ctx.event.session_name, bot_uuid),
-            sender_id=sender_id,
-            sender_name=sender_name,
-            text="" if is_command else text.strip(),
-            is_command=is_command,
-        )
+        turn = turn_in(memory)
         return turn, await memory.run(prepare, vault, engine, turn, memory.settings)
 
     @staticmethod

@@ -24,11 +24,19 @@ from langbot_plugin.api.entities.builtin.provider import session as provider_ses
 from memvault_plugin import knowledge_store as ks
 from memvault_plugin import pipeline_memory as pm
 from memvault_plugin.error_reply import replies_errors
-from memvault_plugin.memory_service import relevant
 from memvault_plugin.recall_params import Recall, parse_recall
-from memvault_plugin.recall_text import NOTHING, by_priority, recall_text
+from memvault_plugin.recall_text import by_priority, nothing, recall_text
 
 from indexer.engine import Engine
+from indexer.recall import find
+from indexer.retrieval.outcome import (
+    FILTERED,
+    NO_ACTIVE,
+    NO_MATCH,
+    NO_MEMORIES,
+    WhyEmpty,
+    filter_names,
+)
 from indexer.retrieval.ranking import RankWeights
 from indexer.retrieval.relevance import DEFAULT_FLOOR
 from indexer.retrieval.search_query import SearchQuery
@@ -68,8 +76,9 @@ def search(
     half_life_days: float,
     libraries: Sequence[ScopeId] = (),
     floor: float = DEFAULT_FLOOR,
-) -> list[Episode]:
-    """The memories to show, best first (the exact id first, whatever the filters)."""
+) -> tuple[list[Episode], WhyEmpty | None]:
+    """The memories to show, best first (the exact id first, whatever the filters), and
+    why there are none when there are none (the search's own reason: indexer.recall)."""
     found: list[Episode] = []
     seen: set[str] = set()
     exact = _by_id(vault, scope, ask.query)
@@ -77,11 +86,12 @@ def search(
         found.append(exact)
         seen.add(exact.id)
     if ask.status == "deleted":  # deletion removes the file: nothing is ever "deleted" here
-        return found[: ask.top_k]
+        return found[: ask.top_k], None if found else WhyEmpty(NO_ACTIVE, "deleted")
     fetch = max(ask.top_k, 4 * ask.top_k, 50)
     if ask.filters.any():
         fetch = max(fetch, FILTERED_CANDIDATES)
-    results = engine.search(
+    outcome = find(
+        engine,
         SearchQuery(
             ask.query,
             scope,
@@ -98,7 +108,8 @@ def search(
         ),
     )
     # The plugin's one floor, as injection uses it; the filters then pick among these.
-    for result in relevant(results):
+    left_out = 0  # relevant, but not what the tool's own filters ask for
+    for result in outcome.passed:
         if len(found) >= ask.top_k:
             break
         if result.doc.episode_id in seen:
@@ -108,30 +119,49 @@ def search(
         except (OSError, FormatError):
             continue  # changed since it was indexed; the watcher will catch up
         if episode.status != ask.status or not ask.filters.admits(episode):
+            left_out += 1
             continue
         seen.add(episode.id)
         found.append(episode)
-    return found[: ask.top_k]
+    if found:
+        return found[: ask.top_k], None
+    if outcome.why is None and left_out:
+        return [], WhyEmpty(FILTERED, ", ".join(ask.filters.names()), count=left_out)
+    return [], outcome.why or WhyEmpty(NO_MATCH)
 
 
 def listing(
     vault: Vault, scope: ScopeId, ask: Recall, libraries: Sequence[ScopeId] = ()
-) -> tuple[list[Episode], int]:
+) -> tuple[list[Episode], int, WhyEmpty | None]:
     """No query: every memory of the chat (and its attached libraries) that passes the
-    filters, read from the files, by priority then newest first; (shown, left out)."""
+    filters, read from the files, by priority then newest first; (shown, left out, and
+    why none when none)."""
     if ask.status == "deleted":
-        return [], 0
+        return [], 0, WhyEmpty(NO_ACTIVE, "deleted")
     now = vault.clock()
     kept: list[Episode] = []
+    held = recallable = 0
     for where in (scope, *ks.present_libraries(vault, libraries)):
         for stored in vault.load_episodes(where)[0]:
             ep = stored.episode
+            held += 1
             if ep.status != ask.status or (ask.status == "active" and ep.is_expired(now)):
                 continue  # an expired memory is not recalled, as search leaves it out
+            recallable += 1
             if ask.filters.admits(ep) and ask.fields.admits(ep, now):
                 kept.append(ep)
     ordered = by_priority(kept)
-    return ordered[: ask.top_k], max(0, len(ordered) - ask.top_k)
+    why = None
+    if not ordered:
+        names = (*filter_names(ask.fields), *ask.filters.names())
+        why = (
+            WhyEmpty(NO_MEMORIES)
+            if not held
+            else WhyEmpty(NO_ACTIVE, ask.status, count=held)
+            if not recallable
+            else WhyEmpty(FILTERED, ", ".join(names))
+        )
+    return ordered[: ask.top_k], max(0, len(ordered) - ask.top_k), why
 
 
 class RecallMemory(Tool):
@@ -168,7 +198,7 @@ class RecallMemory(Tool):
         libraries = tuple(ks.library_scope(kb_id) for kb_id in turn.attached)
         more = 0
         if ask.query:
-            results = await memory.run(
+            results, why = await memory.run(
                 search,
                 vault,
                 engine,
@@ -179,12 +209,14 @@ class RecallMemory(Tool):
                 memory.settings.relevance_floor,
             )
         else:
-            results, more = await memory.run(listing, vault, scope, ask, libraries)
+            results, more, why = await memory.run(listing, vault, scope, ask, libraries)
         log.info(
-            "memvault=recall_completed query_id=%s kb_id=%s result_count=%d more=%d",
+            "memvault=recall_completed query_id=%s kb_id=%s result_count=%d more=%d why=%s",
             query_id,
             turn.kb_id,
             len(results),
             more,
+            why.kind if why else "-",
         )
-        return recall_text(results, more) if results else NOTHING
+        # Nothing: one line that tells the model why (below the floor, no memories, ...).
+        return recall_text(results, more) if results else nothing(why)

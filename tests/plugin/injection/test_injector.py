@@ -320,7 +320,7 @@ async def test_a_failing_search_is_logged_and_the_turn_goes_on(
     def broken(*args, **kwargs):
         raise RuntimeError("index exploded")
 
-    monkeypatch.setattr(plugin.memory.engine, "search", broken)
+    monkeypatch.setattr(plugin.memory.engine, "judged", broken)  # where every search runs
     with caplog.at_level(logging.ERROR):
         ctx = await turn(plugin, opted_in, "anything")
     assert injected(ctx) == ("", "")

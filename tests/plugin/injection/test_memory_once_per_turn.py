@@ -39,17 +39,18 @@ def engine_for(plugin):
 
 
 class Searches:
-    """Counts the engine's searches (the real Engine.search runs underneath)."""
+    """Counts the engine's searches (Engine.judged, where every search of the engine runs:
+    Engine.search and the recall with its reason, indexer.recall.find)."""
 
     def __init__(self, monkeypatch, engine) -> None:
         self.count = 0
-        real = engine.search
+        real = engine.judged
 
         def counted(*args, **kwargs):
             self.count += 1
             return real(*args, **kwargs)
 
-        monkeypatch.setattr(engine, "search", counted)
+        monkeypatch.setattr(engine, "judged", counted)
 
 
 async def injector_turn(plugin, host, text, session="group_A", query_id=7):

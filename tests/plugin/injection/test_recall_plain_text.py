@@ -69,9 +69,10 @@ async def test_recall_answers_in_text_with_the_header_and_the_marks(plugin, opte
     assert by_id[told.id].meta.startswith("normal · - · ") and not by_id[told.id].unverified
 
 
-async def test_nothing_found_keeps_its_sentence(plugin, opted_in):
-    assert await recall(plugin, opted_in, query="Tokyo flight") == "No relevant memories found."
-    assert await recall(plugin, opted_in) == "No relevant memories found."
+async def test_nothing_found_keeps_its_sentence_and_says_why(plugin, opted_in):
+    empty = "No relevant memories found: chat has no memories."
+    assert await recall(plugin, opted_in, query="Tokyo flight") == empty
+    assert await recall(plugin, opted_in) == empty
 
 
 async def test_without_a_query_it_lists_by_priority_then_newest(plugin, opted_in):

@@ -37,7 +37,11 @@ from vault.writes.new_episode import NewEpisode
 # tests/plugin/conftest.py `plugin_embedder`: what is recalled here is what the model finds.
 EMBEDDER = "model"
 
-NONE = "No relevant memories found."
+NONE = "No relevant memories found."  # `!memory search` (the tool's line says why: BELOW)
+# The tool's one line when every candidate misses the floor: the best relevance and the floor.
+BELOW = re.compile(
+    r"No relevant memories found: below the floor \(best (\d\.\d\d) < (\d\.\d\d)\)\."
+)
 # A populated group chat (session group_A, bot-1): none of it is about flights, greetings
 # or arithmetic.
 CHAT = (
@@ -208,7 +212,9 @@ def test_injection_recalls_exactly_the_results_that_reach_the_floor(chat, questi
 async def test_recall_memory_and_memory_search_say_nothing_relevant(plugin, host, question):
     host.register_memory_kb(KB)
     populate(plugin, session="group_123")  # the chat of the tool's and the command's session
-    assert await call(plugin, host, "recall_memory", {"query": question}) == NONE
+    line = await call(plugin, host, "recall_memory", {"query": question})
+    best, floor = BELOW.fullmatch(line).groups()
+    assert float(floor) == DEFAULT_FLOOR and float(best) < DEFAULT_FLOOR
     # Below the verdict line (the gate's decision and the floor, indexer.retrieval.verdict's words).
     verdict, *reply = (await say(command(plugin), host, f"!memory search {question}")).splitlines()
     assert verdict.startswith("[Memory] gate: ") and reply == [NONE]
@@ -268,7 +274,9 @@ async def test_the_one_setting_moves_every_path(tmp_path, host):
         populate(high, session="group_123")
         question = "what tea does Bob like"  # relevant (it passes the default), not a perfect match
         assert injected(await turn(high, host, question))[1] == ""
-        assert await call(high, host, "recall_memory", {"query": question}) == NONE
+        line = await call(high, host, "recall_memory", {"query": question})
+        best, floor = BELOW.fullmatch(line).groups()
+        assert floor == "1.00" and DEFAULT_FLOOR <= float(best) < 1.0
         reply = await say(command(high), host, f"!memory search {question}")
         assert reply.splitlines()[1:] == [NONE], reply
         # The Memory Console page inside LangBot marks it against the same setting.

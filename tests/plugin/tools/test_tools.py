@@ -205,10 +205,11 @@ async def test_recall_filters_and_exact_id(plugin, opted_in):
 async def test_recall_never_returns_another_chats_memory(plugin, opted_in):
     vault, _ = plugin.memory.require()
     other = vault.remember(NewEpisode(scope(plugin, "group_999"), "Carol's codename is Falcon"))
+    # ... and says why in the words of this chat, not of the other one.
     text = await call(plugin, opted_in, "recall_memory", {"query": "Falcon codename"})
-    assert text == "No relevant memories found."
+    assert text == "No relevant memories found: chat has no memories."
     text = await call(plugin, opted_in, "recall_memory", {"query": other.id})
-    assert text == "No relevant memories found."
+    assert text == "No relevant memories found: chat has no memories."
 
 
 # --------------------------------------------------------------------------- update_profile
@@ -326,7 +327,7 @@ async def test_forget_deletes_inside_the_scope_only(plugin, opted_in):
         9,
     )
     assert await call(plugin, opted_in, "recall_memory", {"query": "locker code"}) == (
-        "No relevant memories found."
+        "No relevant memories found: chat has no memories."
     )
 
 
