@@ -18,6 +18,7 @@ from console import (
     endpoints_events,
     endpoints_fields,
     endpoints_health,
+    endpoints_recall,
     endpoints_records,
     endpoints_scopes,
 )
@@ -39,6 +40,7 @@ ROUTES: dict[str, Handler] = {
     **endpoints_candidates.ROUTES,
     **endpoints_events.ROUTES,
     **endpoints_records.ROUTES,
+    **endpoints_recall.ROUTES,
     **endpoints_health.ROUTES,
 }
 

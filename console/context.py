@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from indexer.engine import Engine
+from indexer.injection.settings import TurnSettings
 from indexer.retrieval.relevance import DEFAULT_FLOOR
 from vault.layout.keys import Isolation
 from vault.writes.operations import Vault
@@ -42,6 +43,14 @@ class ConsoleContext:
     # The message gate /search applies (indexer.gate.rules): the plugin's recall_gate inside
     # LangBot, on standalone (as `memvault search`), so the page shows what injection does.
     gate: bool = True
+    # What the recall test's turn reads besides the floor and the gate above (top_k, the
+    # budget, key events): the plugin's settings inside LangBot, its defaults standalone.
+    turn: TurnSettings = field(default_factory=TurnSettings)
     # /scopes' count of active memories: each episode file's status by (size, mtime_ns),
     # so only files changed since the last count are parsed again.
     statuses: dict[str, tuple[int, int, bool]] = field(default_factory=dict, repr=False)
+
+    def turn_settings(self) -> TurnSettings:
+        """The settings a turn of this host injects with: `turn`, with the one floor and
+        gate /search uses too."""
+        return replace(self.turn, relevance_floor=self.floor, gate=self.gate)

@@ -74,5 +74,21 @@
         h('tbody', null, first.map(tr), rest.map(tr))));
   }
 
-  MV.explain = { chip, line, table };
+  /** Why a recall found nothing (indexer/retrieval/outcome.py: a snapshot's `why` or
+   * `nothing_injected`, a recall test's) in the reader's language: i18n recall_why_<form>
+   * with its numbers; a form this page does not know is shown in the server's English. */
+  function why(reason, testid) {
+    if (!reason || typeof reason !== 'object') return null;
+    const form = typeof reason.form === 'string' ? reason.form : '';
+    const props = { class: 'why', testid: testid || 'why', 'data-kind': String(reason.kind || '') };
+    if (!form || !MV.has('recall_why_' + form)) {
+      return h('span', props, String(reason.words || reason.kind || ''));
+    }
+    const num = (x) => (typeof x === 'number' ? x.toFixed(2) : '—');
+    return h('span', Object.assign(props, { i18n: 'recall_why_' + form, vars: {
+      detail: String(reason.detail || ''), best: num(reason.best), floor: num(reason.floor),
+      count: Number(reason.count) || 0, budget: Number(reason.budget) || 0 } }));
+  }
+
+  MV.explain = { chip, line, table, why };
 })();

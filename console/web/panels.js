@@ -128,15 +128,25 @@
   // ------------------------------------------------------------------ injection
   panel('injection', true, {
     state: () => ({ loaded: false }),
-    build(p) { p.body = h('div', { class: 'stack', testid: 'injection' }); p.root.replaceChildren(p.body); },
-    clear(p) { p.body.replaceChildren(); },
-    load(p) { return p.fetch(() => MV.call('/injection', {})); },
+    build(p) {
+      p.body = h('div', { class: 'stack', testid: 'injection' });
+      // The recall test (recall.js) above the last real turn: the same blocks, on demand.
+      p.test = MV.recallTest.build();
+      p.root.replaceChildren(p.test.root, p.body);
+    },
+    clear(p) { p.body.replaceChildren(); p.test.clear(); },
+    load(p) { p.test.load(); return p.fetch(() => MV.call('/injection', {})); },
     render(p) {
+      p.test.render();
       const snap = p.ui.data;
       if (!snap) { p.body.replaceChildren(MV.emptyState('no_injection', 'injection-empty')); return; }
       const speaker = snap.speaker ? [snap.speaker.name, snap.speaker.id ? '(' + snap.speaker.id + ')' : ''].join(' ').trim() : '';
       const row = (key, value) => (value == null || value === '' ? null
         : [h('dt', { i18n: key }), h('dd', { 'data-key': key }, String(value))]);
+      // Why the memory block is empty, or why recall found nothing while critical memories
+      // still went in (the reason the search itself gave: indexer/retrieval/outcome.py).
+      const whyRow = (key, reason) => (!reason || typeof reason !== 'object' ? null
+        : [h('dt', { i18n: key }), h('dd', { 'data-key': key }, MV.explain.why(reason, 'injection-why'))]);
       const summary = h('dl', { class: 'kv', testid: 'injection-summary' },
         row('recorded_at', MV.fmtDate(snap.recorded_at)),
         row('injected', t(snap.injected ? 'yes' : 'no')),
@@ -147,6 +157,8 @@
         row('recalled_count', snap.recalled_count),
         // The gate's decision and the floor that applied (indexer.retrieval.verdict's words).
         row('recall_verdict', [snap.gate, snap.floor].filter(Boolean).join('; ')),
+        whyRow('nothing_injected', snap.nothing_injected),
+        snap.nothing_injected ? null : whyRow('nothing_recalled', snap.why),
         row('left_out', snap.left_out),
         row('isolation', snap.isolation),
         row('user_key', snap.user_key));

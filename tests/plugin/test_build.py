@@ -33,7 +33,13 @@ WEB = REPO / "console" / "web"
 # the replicas' sync the plugin runs on a timer (vault/git: gitsync, gitmerge, gitremote,
 # gittrees, syncloop, syncstate, syncwrite: 7), the cold shell's disk_scan and model_files (2):
 # the package holds 297 files after issue 23; the cap is one above, as before.
-BEFORE_FILES = 298
+# Issue 24 items 6-7: the injector's block building moved to indexer/injection/ so the Memory
+# Console's recall test runs the same code (4 plugin modules moved there: net 0; new: its
+# __init__, the route plan, the KB libraries, the turn settings: 4), the empty-recall reason
+# (indexer/retrieval/outcome, indexer/recall: 2), the plugin's snapshot half of the old
+# injection_turn (injection_snapshot: 1), the console's /recall/test endpoint and its page
+# script recall.js (2): 9 more (306 files).
+BEFORE_FILES = 307
 BEFORE_BYTES = 814 * 1000
 
 

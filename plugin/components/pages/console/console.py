@@ -58,6 +58,7 @@ class MemoryConsole(Page):
             location=location_notice(memory.location),
             floor=settings.relevance_floor,
             gate=settings.gate,
+            turn=settings.turn(),  # the recall test injects as a real turn of this plugin
         )
         try:
             data = await memory.run(dispatch, ctx, request.endpoint, request.body)
