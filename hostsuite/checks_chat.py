@@ -19,6 +19,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hostsuite import checks_recall
 from hostsuite.chat import Chat
 from hostsuite.console_page import TOOL_MEMORY, page_data
 from hostsuite.framework import phase
@@ -209,9 +210,11 @@ async def run(suite: SuiteContext, host: Host, ids: dict[str, str]) -> None:
     await settle(suite, host, sessions["A"], QUESTION, "3 March")
     await settle(suite, host, sessions["B"], QUESTION, "9 May")
 
-    seen_a = suite.seen(await suite.ask(chat_a, QUESTION), f"A: {QUESTION}", other("A"))
+    turn_a = await suite.ask(chat_a, QUESTION)
+    seen_a = suite.seen(turn_a, f"A: {QUESTION}", other("A"))
     check_turn(suite, seen_a, "A", id_a, "3 March")
     await injection_view(suite, host, chat_a, "A", seen_a)
+    await checks_recall.recall_test_view(suite, host, "A", turn_a, QUESTION)
     seen_b = suite.seen(await suite.ask(chat_b, QUESTION), f"B: {QUESTION}", other("B"))
     check_turn(suite, seen_b, "B", id_b, "9 May")
     suite.check(
@@ -227,6 +230,7 @@ async def run(suite: SuiteContext, host: Host, ids: dict[str, str]) -> None:
         f"ids {list(unrelated.ids)}; memory block: {unrelated.memory_block}; profile: "
         f"{bool(unrelated.profile)}",
     )
+    await checks_recall.empty_reason_view(suite, host, chat_a, "A")
 
     await hand_edit(suite, host, chat_a, id_a, Path(path_a))
     await tool_call(suite, chat_a)
