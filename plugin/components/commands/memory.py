@@ -26,6 +26,7 @@ from vault.errors import MemVaultError, kind_of
 from . import memory_actions as act
 from . import memory_bulk as bulk
 from . import memory_candidates as cand
+from . import memory_edit as edits
 from . import memory_events as events
 from . import memory_transfer as transfer
 from .memory_consolidate import consolidate
@@ -48,10 +49,17 @@ class Spec:
 OVERVIEW = "overview: scope, profiles, episode counts, vault"
 SPECS: tuple[Spec, ...] = (
     Spec("", act.overview, "!memory", OVERVIEW),
-    Spec("profile", act.profile, "!memory profile", "session and speaker profiles", ("p",)),
+    Spec(
+        "profile",
+        edits.profile,
+        f"!memory profile | profile edit {edits.PROFILE_EDIT_ARGS}",
+        "session and speaker profiles; edit changes one field (default: your own profile)",
+        ("p",),
+    ),
     Spec("search", act.search, "!memory search <query>", "search this chat's memories", ("s",)),
     Spec("list", act.list_episodes, "!memory list [page]", "active memories", ("l", "ls")),
     Spec("show", act.show, "!memory show <id>", "one memory in full"),
+    Spec("edit", edits.edit, "!memory edit <id> <new text>", "replace a memory's text"),
     Spec("forget", act.forget, "!memory forget <id>", "delete a memory", ("f", "del")),
     Spec(
         "archive",
