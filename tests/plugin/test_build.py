@@ -33,8 +33,9 @@ WEB = REPO / "console" / "web"
 # the replicas' sync the plugin runs on a timer (vault/git: gitsync, gitmerge, gitremote,
 # gittrees, syncloop, syncstate, syncwrite: 7), the cold shell's disk_scan and model_files (2):
 # the package holds 297 files after issue 23; the cap is one above, as before.
-# Issue 24 item 3: `!memory edit` / `profile edit` (components/commands/memory_edit.py): +1.
-BEFORE_FILES = 299
+# Issue 24 item 3: `!memory edit` / `profile edit` (components/commands/memory_edit.py): +1;
+# item 5: the rules of what no person said (indexer/chatter.py, for remember and candidates): +1.
+BEFORE_FILES = 300
 BEFORE_BYTES = 814 * 1000
 
 
