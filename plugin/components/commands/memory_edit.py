@@ -201,7 +201,7 @@ def profile_edit(call: Call) -> str:
         raise Reply(PROFILE_EDIT_USAGE)
     vault = call.v
     path = vault.profile_path(call.scope, speaker)
-    label = f"Speaker {speaker}" if speaker else "Session"
+    label = f"Speaker {echo(speaker)}" if speaker else "Session"
     if speaker and speaker != call.sender_id and not path.exists():
         raise Reply(
             f"[Memory] Speaker {echo(speaker)} has no profile in this chat: nothing was "
