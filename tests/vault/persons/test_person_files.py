@@ -165,3 +165,22 @@ def test_a_long_person_id_keeps_its_folder_and_full_id(vault):
     assert vault.layout.rel(folder_a / ".id") in git(vault.root, "ls-files")
     book = load_persons(vault.layout, "bot-1")
     assert (book.person_of("1").id, book.person_of("2").id) == (long_a, long_b)
+
+
+def test_a_hand_edit_is_seen_at_once_even_after_the_book_was_kept(vault, monkeypatch):
+    """Every turn reads the bot's persons; the parsed book is kept while no file changed.
+    An edit in place (same size, same folder) is still seen by the next read."""
+    from vault.persons import person_store
+
+    monkeypatch.setattr(person_store, "RACY_NS", 0)  # keep even a file written just now
+    link(vault, "bot-1", "alice", ["12345"])
+    link(vault, "bot-1", "bob", ["67890"])
+    assert load_persons(vault.layout, "bot-1").person_of("12345").id == "alice"
+    assert load_persons(vault.layout, "bot-1") is load_persons(vault.layout, "bot-1")  # kept
+    alice, bob = person_file(vault, "alice"), person_file(vault, "bob")
+    text_a, text_b = alice.read_text("utf-8"), bob.read_text("utf-8")
+    with alice.open("r+", encoding="utf-8") as handle:  # in place: same inode, same size
+        handle.write(text_a.replace("12345", "54321"))
+    bob.write_text(text_b.replace("67890", "12345"), "utf-8")
+    book = load_persons(vault.layout, "bot-1")
+    assert (book.person_of("54321").id, book.person_of("12345").id) == ("alice", "bob")
