@@ -30,6 +30,7 @@ from . import memory_events as events
 from . import memory_transfer as transfer
 from .memory_consolidate import consolidate
 from .memory_health import health
+from .memory_people import link_people, unlink_people
 from .memory_views import echo
 
 log = logging.getLogger(__name__)
@@ -99,6 +100,13 @@ SPECS: tuple[Spec, ...] = (
         "!memory events [open|closed|all] | events show <id>",
         "your key events with this bot, from every chat",
     ),
+    Spec(
+        "link",
+        link_people,
+        "!memory link [<sender> [person]]",
+        "you, or (bot admin) link a sender id to a person across chats (setting linked_people)",
+    ),
+    Spec("unlink", unlink_people, "!memory unlink [sender]", "unlink you (admin: any sender id)"),
     Spec("health", health, "!memory health", "vault, index, embedding, isolation", ("h",), False),
 )
 
@@ -235,4 +243,11 @@ class Memory(Command):
             query_id=ctx.query_id,
             kb_state=kb_state,
             kb_id=kb_id,
+            privilege=_privilege(ctx),
         )
+
+
+def _privilege(ctx: ExecuteContext) -> int:
+    """LangBot's command privilege (2: the chat is an admin of the bot); 1 when absent."""
+    value = getattr(ctx, "privilege", 1)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 1
