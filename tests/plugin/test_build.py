@@ -35,8 +35,12 @@ WEB = REPO / "console" / "web"
 # the package holds 297 files after issue 23; the cap is one above, as before.
 # Issue 24 (one person across chats): vault/persons/ (5 modules: the person file, the
 # persons of a bot, their events, link/unlink, __init__), `!memory link` (memory_people)
-# and the console's people endpoints (endpoints_persons): 7 more, 304 files.
-BEFORE_FILES = 305
+# and the console's people endpoints (endpoints_persons): 7 more.
+# Issue 24 item 1 (migration from LongTermMemory): `!memory migrate ltm` (memory_migrate) and
+# the import's modules it runs, split out of exchange/transfer_items to stay readable
+# (import_identity, item_origin) or new (ltm_profiles, ltm_records, ltm_migrate): 6 files.
+# 297 + 7 + 6 = 310 files; the cap is one above, as before.
+BEFORE_FILES = 311
 BEFORE_BYTES = 814 * 1000
 
 
