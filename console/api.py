@@ -18,6 +18,7 @@ from console import (
     endpoints_events,
     endpoints_fields,
     endpoints_health,
+    endpoints_persons,
     endpoints_records,
     endpoints_scopes,
 )
@@ -38,6 +39,7 @@ ROUTES: dict[str, Handler] = {
     **endpoints_fields.ROUTES,
     **endpoints_candidates.ROUTES,
     **endpoints_events.ROUTES,
+    **endpoints_persons.ROUTES,
     **endpoints_records.ROUTES,
     **endpoints_health.ROUTES,
 }

@@ -23,6 +23,7 @@ from indexer.retrieval.verdict import gate_words, joined, verdict_parts
 from vault.format.model import Profile
 from vault.format.redact_forms import redacted_name
 from vault.layout.keys import ScopeId
+from vault.persons import Person, identity_of
 from vault.redaction.redact import redact
 from vault.writes.operations import Vault
 from vault.writes.snapshots import write_snapshot_later
@@ -107,6 +108,9 @@ class Turn:
     # The speaker's open key events (a block of its own after the memories; events_block).
     events: events_block.EventsBlock = events_block.EventsBlock("")
     verdict: Verdict = Verdict()
+    # The speaker's linked person (setting linked_people; vault.persons), None when off or
+    # unlinked: its profile block, its senders' key events and speaker-first recall.
+    person: Person | None = None
 
     @property
     def recalled(self) -> int:
@@ -132,13 +136,23 @@ def _profile(vault: Vault, scope: ScopeId, speaker: str | None) -> Profile | Non
 
 
 def recall(
-    vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSettings, now: int
+    vault: Vault,
+    engine: Engine,
+    turn: TurnInput,
+    settings: PluginSettings,
+    now: int,
+    linked: Sequence[str] = (),
 ) -> list[prompting.Recalled]:
-    return recall_judged(vault, engine, turn, settings, now)[0]
+    return recall_judged(vault, engine, turn, settings, now, linked)[0]
 
 
 def recall_judged(
-    vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSettings, now: int
+    vault: Vault,
+    engine: Engine,
+    turn: TurnInput,
+    settings: PluginSettings,
+    now: int,
+    linked: Sequence[str] = (),
 ) -> tuple[list[prompting.Recalled], Verdict]:
     """What automatic recall brings for the turn's message, and the verdict that decided it."""
     # The chat's memories and its attached libraries' in ONE search: one candidate pool,
@@ -149,6 +163,9 @@ def recall_judged(
             turn.scope,
             top_k=settings.top_k,
             speaker_id=turn.sender_id,
+            # The same person's other sender ids rank as the speaker (ranking only: the
+            # scope above is the chat's, whoever is linked).
+            linked_speakers=tuple(linked),
             weights=RankWeights(half_life_days=settings.half_life_days),
             now=now,
             libraries=ks.present_libraries(vault, turn.libraries),
@@ -185,8 +202,10 @@ def prepare(vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSetti
     now = int(now_dt.timestamp())
     session_profile = _profile(vault, turn.scope, None)
     speaker_profile = _profile(vault, turn.scope, turn.sender_id) if turn.sender_id else None
+    who = identity_of(vault.layout, turn.scope.bot, turn.sender_id, settings.linked_people)
+    linked = who.senders[1:]
     recalled, verdict = (
-        recall_judged(vault, engine, turn, settings, now) if turn.text else ([], Verdict())
+        recall_judged(vault, engine, turn, settings, now, linked) if turn.text else ([], Verdict())
     )
     # `priority: critical` memories go first into every turn whatever the message (budget
     # permitting: fit drops from the end), then the recalled ones not already among them.
@@ -203,9 +222,11 @@ def prepare(vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSetti
             turn.sender_id,
             redacted_name(turn.sender_name) or "",
             now_dt,
+            who.person.profile if who.person else None,
         )
     ]
-    injection = prompting.fit(blocks, records, now, turn.sender_id, settings.injection_chars)
+    current = who.senders or turn.sender_id
+    injection = prompting.fit(blocks, records, now, current, settings.injection_chars)
     recalled_ids = tuple(r.id for r in recalled)
     result = Turn(
         session_profile,
@@ -214,8 +235,9 @@ def prepare(vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSetti
         len(blocks),
         recalled_ids,
         tuple(r.id for r in critical),
-        events=_events(vault, turn, settings),
+        events=_events(vault, turn, settings, who.senders),
         verdict=verdict,
+        person=who.person,
     )
     if not turn.is_command:
         # Queued, not written: the turn does not wait for the file (vault.writes.snapshots orders
@@ -224,8 +246,11 @@ def prepare(vault: Vault, engine: Engine, turn: TurnInput, settings: PluginSetti
     return result
 
 
-def _events(vault: Vault, turn: TurnInput, settings: PluginSettings) -> events_block.EventsBlock:
-    """The speaker's open key events of this bot (any chat), not for a command."""
+def _events(
+    vault: Vault, turn: TurnInput, settings: PluginSettings, senders: Sequence[str]
+) -> events_block.EventsBlock:
+    """The speaker's (their linked person's) open key events of this bot (any chat), not
+    for a command."""
     if turn.is_command:
         return events_block.EventsBlock("")
     return events_block.for_turn(
@@ -234,6 +259,7 @@ def _events(vault: Vault, turn: TurnInput, settings: PluginSettings) -> events_b
         turn.sender_id,
         settings.event_types,
         settings.events_injected,
+        senders,
     )
 
 
@@ -293,6 +319,8 @@ def _save_snapshot(
         "event_ids": list(result.events.ids),
         "events_chars": len(result.events.text),
         "events_text": result.events.text,
+        # The linked person whose profile and events this turn used (linked_people), or null.
+        "person": result.person.id if result.person else None,
     }
     try:
         job = write_snapshot_later(vault.root, turn.scope, snapshot)

@@ -33,9 +33,16 @@ WEB = REPO / "console" / "web"
 # the replicas' sync the plugin runs on a timer (vault/git: gitsync, gitmerge, gitremote,
 # gittrees, syncloop, syncstate, syncwrite: 7), the cold shell's disk_scan and model_files (2):
 # the package holds 297 files after issue 23; the cap is one above, as before.
+# Issue 24 (one person across chats): vault/persons/ (5 modules: the person file, the
+# persons of a bot, their events, link/unlink, __init__), `!memory link` (memory_people)
+# and the console's people endpoints (endpoints_persons): 7 more.
+# Issue 24 item 1 (migration from LongTermMemory): `!memory migrate ltm` (memory_migrate) and
+# the import's modules it runs, split out of exchange/transfer_items to stay readable
+# (import_identity, item_origin) or new (ltm_profiles, ltm_records, ltm_migrate): 6 files.
+# 297 + 7 + 6 = 310 files; the cap is one above, as before.
 # Issue 24 item 3: `!memory edit` / `profile edit` (components/commands/memory_edit.py): +1;
 # item 5: the rules of what no person said (indexer/chatter.py, for remember and candidates): +1.
-BEFORE_FILES = 300
+BEFORE_FILES = 313
 BEFORE_BYTES = 814 * 1000
 
 

@@ -29,6 +29,7 @@ from .memory_call import (
     parse_page,
     parse_statuses,
 )
+from .memory_people import person_line
 from .memory_views import (
     PAGE_SIZE,
     day,
@@ -69,6 +70,8 @@ def overview(call: Call) -> str:
     lines.append(_profile_or_problem(call, None, "Session"))
     if call.sender_id:
         lines.append(_profile_or_problem(call, call.sender_id, "Speaker"))
+    if (linked := person_line(call)) is not None:
+        lines.append(linked)
     lines.append(kb_line(call.kb_state, call.kb_id))
     episodes, problems = call.v.load_episodes(scope)
     counts = {status: 0 for status in STATUSES}
