@@ -18,6 +18,7 @@ from vault.layout.names import MAX_ID_CHARS
 from vault.layout.store import read_episode_file
 from vault.layout.views import iso, profile_json
 from vault.writes.profile_edit import ProfileEdit
+from vault.writes.profile_ops import update_seen_profile
 
 PROFILE_FIELDS = ("name", "traits", "preferences", "notes")
 PROFILE_ACTIONS = ("set", "add", "remove")
@@ -164,21 +165,7 @@ def profile_update(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
     expected = body.sha()
     edit = ProfileEdit(scope, field, action, value or "", speaker=speaker)
     vault = ctx.vault
-    path = vault.profile_path(scope, speaker)
-    with vault.lock.hold():
-        exists = path.exists()
-        if expected is None and exists:
-            raise ApiError(
-                "conflict",
-                f"{vault.layout.rel(path)} was created since you opened it: reload and apply "
-                "your change again",
-            )
-        if expected is not None and not exists:
-            raise ApiError(
-                "conflict",
-                f"{vault.layout.rel(path)} was deleted since you opened it: reload first",
-            )
-        vault.update_profile(edit, source="console", expected_hash=expected)
+    update_seen_profile(vault, edit, seen_hash=expected, source="console")
     view = profile_view(ctx, scope, speaker)
     view["updated_at"] = iso(vault.clock())
     return view

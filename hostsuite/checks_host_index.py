@@ -22,12 +22,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import httpx
 import yaml
 
 from hostsuite.checks_chat import MARKERS, QUESTION, other, settle
 from hostsuite.checks_scope import set_plugin_config
 from hostsuite.framework import phase
-from hostsuite.host import Host, log, wait_for
+from hostsuite.host import Host, SuiteError, log, wait_for
 from hostsuite.host_vectors import ENV, PROBE_PLUGIN, RelayVectorAPI
 
 if TYPE_CHECKING:
@@ -147,13 +148,15 @@ def restart_langbot(suite: SuiteContext, host: Host, vdb: dict[str, Any]) -> Non
     path.write_text(yaml.safe_dump(config), "utf-8")
     venv = getattr(suite, "host_venv")  # noqa: B009 - HostRig's, not in the check protocol
     suite.procs.start("langbot", [str(venv / "bin" / "langbot"), "--standalone-runtime"], lb_dir)
+    # A new client: the old one's pooled keep-alive connections belong to the stopped process
+    # (a full run once sent no request at all to the new one for 240 s through the old pool).
+    host.http.close()
+    host.http = httpx.Client(base_url=host.base, timeout=60)
 
     def ready() -> bool:
         suite.procs.check_alive()
-        try:
-            return host.http.get("/api/v1/user/init", timeout=5).status_code == 200
-        except OSError:
-            return False
+        with httpx.Client(base_url=host.base, timeout=5) as probe:
+            return probe.get("/api/v1/user/init").status_code == 200
 
     wait_for("LangBot's HTTP API after the restart", ready, 240, every=1)
     # Its HTTP API answers ~25 s before LangBot connects to the plugin runtime again (measured
@@ -179,8 +182,10 @@ def restart_langbot(suite: SuiteContext, host: Host, vdb: dict[str, Any]) -> Non
 async def on_chroma(suite: SuiteContext, host: Host, ids: dict[str, str]) -> None:
     try:
         await index_host_checks(suite, host, ids, "chroma")
-    finally:
-        set_plugin_config(suite, host, {"index": "local"})
+    except BaseException as exc:
+        back_to_local(suite, host, exc)
+        raise
+    back_to_local(suite, host, None)
 
 
 @phase("index: host on Milvus Lite", order=86)
@@ -189,6 +194,21 @@ async def on_milvus(suite: SuiteContext, host: Host, ids: dict[str, str]) -> Non
     try:
         restart_langbot(suite, host, milvus)
         await index_host_checks(suite, host, ids, "milvus")
-    finally:
+    except BaseException as exc:
+        back_to_local(suite, host, exc)
+        raise
+    back_to_local(suite, host, None)
+
+
+def back_to_local(suite: SuiteContext, host: Host, failed: BaseException | None) -> None:
+    """Local vectors again for the phases after this one, in a debug copy attached anew: the
+    config change alone restarts the copy in place, and that restart's registration can fail
+    ("Failed to get plugin settings") and end the process (seen in full runs). When the phase
+    already failed, a failure here is logged, never raised: it would hide the first one."""
+    try:
         set_plugin_config(suite, host, {"index": "local"})
-        suite.restart_memvault(host)  # back to local vectors for the phases after this one
+        suite.restart_memvault(host)
+    except SuiteError as exc:
+        if failed is None:
+            raise
+        log(f"could not switch back to index: local after {type(failed).__name__}: {exc}")

@@ -26,6 +26,10 @@ class SuiteError(RuntimeError):
     pass
 
 
+class ProcessExited(SuiteError):
+    """A child of the suite died: waiting longer for anything cannot help."""
+
+
 def log(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", flush=True)
 
@@ -44,6 +48,8 @@ def wait_for(what: str, check: Callable[[], Any], timeout: float, every: float =
             value = check()
             if value:
                 return value
+        except ProcessExited:
+            raise
         except Exception as exc:  # noqa: BLE001 - retried until the deadline
             last = exc
         time.sleep(every)
@@ -95,7 +101,7 @@ class Processes:
         for name, proc in self.items:
             if proc.poll() is not None:
                 tail = (self.logs / f"{name}.log").read_text("utf-8", "replace")[-2000:]
-                raise SuiteError(f"{name} exited with {proc.returncode}:\n{tail}")
+                raise ProcessExited(f"{name} exited with {proc.returncode}:\n{tail}")
 
     def stop_all(self) -> None:
         for _, proc in reversed(self.items):

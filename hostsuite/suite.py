@@ -44,6 +44,7 @@ from typing import Any
 from hostsuite import (
     checks_candidates,
     checks_chat,
+    checks_edit,
     checks_events,
     checks_host_index,
     checks_kb,
@@ -67,6 +68,7 @@ PROBE_ID = "hostsuite/MemVaultSuiteProbe"
 # imported; the order is theirs: framework.registered()).
 CHECKS = (
     checks_chat,
+    checks_edit,
     checks_kb,
     console_page,
     console_browser,

@@ -232,6 +232,7 @@ class Engine:
             mode=ask.mode,
             profile_key=scope.profile_key if ask.include_profiles else None,
             speaker_id=ask.speaker_id,
+            linked_speakers=tuple(s for s in ask.linked_speakers if s),
             statuses=statuses,
             now=clock if ask.decay else None,
             weights=ask.weights or RankWeights(),

@@ -93,11 +93,11 @@ def test_other_packages_reach_only_what_a_subpackage_lists_in_all(package):
 SUBPACKAGE_ORDER = {
     "vault": (
         "redaction", "errors", "format", "files", "layout", "git", "writes",
-        "candidates", "events", "transfer", "health", "cli",
+        "candidates", "events", "persons", "transfer", "health", "cli",
     ),
     "indexer": (
-        "backends", "gate", "sync", "retrieval", "engine", "recall", "injection", "status",
-        "supersede", "probe", "evaluate", "health", "jobs", "cli",
+        "backends", "gate", "chatter", "sync", "retrieval", "engine", "recall", "injection",
+        "status", "supersede", "probe", "evaluate", "health", "jobs", "cli",
     ),
 }  # fmt: skip
 

@@ -2,7 +2,9 @@
  * A key event belongs to a person of a bot (not to a chat): the person list is every sender
  * of this bot with an events folder. Each event shows its type, status, summary, dates and
  * dated history; an open one can be closed with a resolution, sending the sha256 the page
- * showed as expected_sha256 (a file changed on disk since is refused with 409). */
+ * showed as expected_sha256 (a file changed on disk since is refused with 409).
+ * Below, the people linked across chats (/persons): link a sender id to a person, unlink
+ * one; linking is the operator's decision, never made by the page on its own. */
 (function () {
   'use strict';
   const MV = window.MV;
@@ -25,13 +27,14 @@
       summary: h('p', { class: 'muted summary', testid: 'events-summary', 'aria-live': 'polite' }),
       problems: h('div', { testid: 'events-problems' }),
       list: h('div', { class: 'episode-list', testid: 'events-list' }),
+      persons: h('section', { class: 'persons', testid: 'persons' }),
     };
     root.replaceChildren(
       h('p', { class: 'muted small', i18n: 'evt_help' }),
       h('div', { class: 'toolbar' }, els.summary,
         h('label', { class: 'inline-label', for: 'events-person' }, h('span', { i18n: 'evt_person' }), person),
         h('label', { class: 'inline-label', for: 'events-status' }, h('span', { i18n: 'status' }), status)),
-      els.problems, els.list);
+      els.problems, els.list, els.persons);
   }
 
   function clear() {
@@ -39,7 +42,7 @@
     ui.seq++;
     if (!root) build();
     els.status.value = 'open';
-    [els.person, els.summary, els.problems, els.list].forEach((el) => el.replaceChildren());
+    [els.person, els.summary, els.problems, els.list, els.persons].forEach((el) => el.replaceChildren());
   }
 
   async function load() {
@@ -54,6 +57,7 @@
         ui.speaker = ui.people.length ? ui.people[0].speaker : null;
       }
       renderPeople();
+      loadPersons(seq);
       if (ui.speaker == null) { ui.data = null; render(); return; }
       await loadEvents(seq);
     } catch (err) {
@@ -164,6 +168,75 @@
       if (!MV.isConflict(err)) return MV.fail(err);
       MV.showError(new Error(MV.errorText(err) + ' ' + t('conflict_reloaded')));
       load();
+    }
+  }
+
+  // ------------------------------------------------------------------ linked people
+
+  async function loadPersons(seq) {
+    try {
+      const data = await MV.call('/persons', {});
+      if (seq === ui.seq) renderPersons(data);
+    } catch (err) {
+      if (seq === ui.seq) MV.fail(err);
+    }
+  }
+
+  function renderPersons(data) {
+    const persons = data.persons || [];
+    const problems = data.problems || [];
+    const list = persons.map((p) => h('article', { class: 'card', testid: 'person-card', 'data-id': p.id },
+      h('div', { class: 'ep-head' }, h('strong', { testid: 'person-id' }, p.id),
+        p.name ? h('span', { class: 'muted', testid: 'person-name' }, p.name) : null,
+        h('code', { class: 'muted small' }, p.path)),
+      h('ul', { class: 'row wrap small person-senders' }, p.senders.length ? p.senders.map((sender) =>
+        h('li', { class: 'chip', testid: 'person-sender', 'data-sender': sender }, sender, ' ',
+          h('button', { type: 'button', class: 'btn btn-small', testid: 'person-unlink',
+            i18n: 'per_unlink', onclick: (event) => unlinkSender(sender, event.currentTarget) })))
+        : [h('li', { class: 'muted', i18n: 'per_no_senders' })])));
+    const sender = h('input', { class: 'edit-value', testid: 'person-link-sender', autocomplete: 'off',
+      'aria-label': t('per_sender') });
+    const person = h('input', { class: 'edit-value', testid: 'person-link-person', autocomplete: 'off',
+      'aria-label': t('per_person') });
+    const form = h('form', { class: 'row wrap', testid: 'person-link-form' },
+      h('label', null, h('span', { i18n: 'per_sender' }), sender),
+      h('label', null, h('span', { i18n: 'per_person' }), person),
+      h('button', { type: 'submit', class: 'btn btn-primary', testid: 'person-link', i18n: 'per_link' }));
+    form.addEventListener('submit', (event) => {
+      event.preventDefault();
+      if (!sender.value.trim()) { sender.focus(); return; }
+      if (!person.value.trim()) { person.focus(); return; }
+      linkSender(sender.value.trim(), person.value.trim(), form);
+    });
+    MV.fill(els.persons, h('h3', { i18n: 'per_title' }), h('p', { class: 'muted small', i18n: 'per_help' }),
+      problems.length ? h('ul', { class: 'problems warn small' }, problems.map((x) =>
+        h('li', { testid: 'person-problem' }, (x.path || '?') + ':' + (x.line || 1) + ': ' + (x.message || '')))) : null,
+      list.length ? list : MV.emptyState('per_none', 'persons-empty'), form);
+  }
+
+  async function linkSender(sender, person, el) {
+    const seq = ui.seq;
+    try {
+      await MV.busy(el, MV.call('/person/link', { sender, person }));
+      if (seq !== ui.seq) return;
+      MV.hideError();
+      MV.toast(t('per_done_link', { sender, person }));
+      loadPersons(seq);
+    } catch (err) {
+      if (err !== MV.STALE && seq === ui.seq) MV.fail(err);
+    }
+  }
+
+  async function unlinkSender(sender, el) {
+    const seq = ui.seq;
+    try {
+      await MV.busy(el, MV.call('/person/unlink', { sender }));
+      if (seq !== ui.seq) return;
+      MV.hideError();
+      MV.toast(t('per_done_unlink', { sender }));
+      loadPersons(seq);
+    } catch (err) {
+      if (err !== MV.STALE && seq === ui.seq) MV.fail(err);
     }
   }
 

@@ -65,6 +65,12 @@ def search_args(p: argparse.ArgumentParser, parents: Parents) -> None:
     p.add_argument("--explain", action="store_true", help="show every score component")
     p.add_argument("--no-decay", action="store_true", help="ignore age when ranking")
     p.add_argument("--gate", choices=("on", "off"), default="on", help=GATE_HELP)
+    p.add_argument(
+        "--linked-people",
+        action="store_true",
+        help="memories of every sender id linked to the --speaker's person rank as the "
+        "speaker's (the plugin's setting linked_people; the chat's scope is unchanged)",
+    )
     add_filters(p)  # applied inside the index query, before ranking (indexer.retrieval.filters)
 
 
@@ -125,13 +131,20 @@ def search_output(engine: Engine, args: argparse.Namespace) -> str:
     from vault.cli.output import rendered
 
     statuses = STATUSES if args.status == "all" else (args.status,)
+    scope = vault_cli.scope_of(args)
+    linked: tuple[str, ...] = ()
+    if getattr(args, "linked_people", False) and args.speaker:
+        from vault.persons import identity_of  # only when asked: the cold shell stays light
+
+        linked = identity_of(Layout(engine.root), scope.bot, args.speaker, True).senders[1:]
     results = engine.search(
         SearchQuery(
             args.query,
-            vault_cli.scope_of(args),
+            scope,
             top_k=args.top_k,
             mode=args.mode,
             speaker_id=args.speaker or "",
+            linked_speakers=linked,
             statuses=tuple(statuses),
             include_profiles=args.profiles,
             decay=not args.no_decay,

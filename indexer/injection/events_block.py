@@ -22,6 +22,7 @@ from templates import read_template
 from vault.events import Event, EventType, open_events
 from vault.layout.layout import Layout
 from vault.layout.views import iso
+from vault.persons import open_events_of
 
 from .prompt_values import field, neutralise
 
@@ -106,14 +107,23 @@ def listing(events: Sequence[Event], status: str, types: Sequence[EventType]) ->
 
 
 def for_turn(
-    layout: Layout, bot: str | None, sender_id: str, types: Sequence[EventType], limit: int
+    layout: Layout,
+    bot: str | None,
+    sender_id: str,
+    types: Sequence[EventType],
+    limit: int,
+    senders: Sequence[str] = (),
 ) -> EventsBlock:
     """The speaker's block for this turn; no block without types, a sender or a count, and
-    none (logged) when their folder cannot be read: memory never breaks a turn."""
+    none (logged) when their folder cannot be read: memory never breaks a turn. `senders`:
+    every sender id of the speaker's linked person (vault.persons), whose events are theirs."""
     if not types or not sender_id or limit <= 0:
         return EventsBlock("")
     try:
-        stored = open_events(layout, bot, sender_id, limit)
+        if len(senders) > 1:
+            stored = open_events_of(layout, bot, senders, limit)
+        else:
+            stored = open_events(layout, bot, sender_id, limit)
     except (ValueError, OSError) as exc:
         log.warning(
             "memvault=events_unreadable bot=%s sender_id=%r error=%r", bot, sender_id, str(exc)

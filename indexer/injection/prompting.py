@@ -16,7 +16,7 @@ importance.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -156,10 +156,14 @@ def profile_blocks(
     speaker_id: str,
     speaker_name: str,
     now: datetime,
+    person_profile: Profile | None = None,
 ) -> list[str]:
+    """`person_profile`: the linked person's profile (vault.persons, setting linked_people),
+    the same in every chat of the bot; the chat's own speaker profile stays the chat's."""
     words = wording()
     blocks = [
         profile_block(session_profile, words["session_profile_title"], now),
+        profile_block(person_profile, words["person_profile_title"], now),
         profile_block(speaker_profile, words["speaker_profile_title"], now),
         speaker_block(speaker_id, speaker_name),
     ]
@@ -212,7 +216,7 @@ def recalled_from(result: SearchResult) -> Recalled:
     )
 
 
-def display(record: Recalled, now: int, current_speaker_id: str = "") -> str:
+def display(record: Recalled, now: int, current_speaker_id: str | Collection[str] = "") -> str:
     """Upstream's decorated record line with the episode id in front (the same shape the
     knowledge engine's `retrieve` gives): `[ts] [unverified] (id:ep_x, importance:n[,
     recency:hint][, speaker:current][, signal:update]) [tags] <mem>content</mem>`, all on
@@ -220,13 +224,15 @@ def display(record: Recalled, now: int, current_speaker_id: str = "") -> str:
     confirmed, placed before the `(`: a tag spelled `unverified` comes after it and cannot
     pose as the mark. Also what `_ltm_context.episodes[].content` holds. The id and the
     tags are escaped with `field` (no `[ ] ( ) , :` of their own), the content with
-    `neutralise` (no `< >`)."""
+    `neutralise` (no `< >`). `current_speaker_id` may be every sender id of the speaker's
+    linked person (vault.persons): each one's memory is the current speaker's."""
     parts = [f"id:{field(record.id)}", f"importance:{int(record.importance)}"]
     age = (now - record.created_at) / SECONDS_PER_DAY if record.created_at else None
     hint = recency_hint(age)
     if hint:
         parts.append(f"recency:{hint}")
-    if current_speaker_id and record.speaker_id == current_speaker_id:
+    current = {current_speaker_id} if isinstance(current_speaker_id, str) else current_speaker_id
+    if record.speaker_id and record.speaker_id in current:
         parts.append("speaker:current")
     if is_update(record.tags):
         parts.append("signal:update")
@@ -270,7 +276,7 @@ def _render(displays: Sequence[str], left_out: int, total_budget: int) -> str:
 def episodes_message(
     records: Sequence[Recalled],
     now: int,
-    current_speaker_id: str,
+    current_speaker_id: str | Collection[str],
     budget: int,
     total_budget: int | None = None,
 ) -> EpisodeBlock:
@@ -302,7 +308,7 @@ def fit(
     blocks: Sequence[str],
     records: Sequence[Recalled],
     now: int,
-    current_speaker_id: str,
+    current_speaker_id: str | Collection[str],
     budget: int,
 ) -> Injection:
     """Both messages within `budget` characters together. If they do not fit, the profile

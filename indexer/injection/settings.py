@@ -27,6 +27,9 @@ class TurnSettings:
     gate: bool = True  # the message gate (recall_gate) on automatic recall
     event_types: tuple[EventType, ...] = ()  # empty: no key-events block
     events_injected: int = 5
+    # One person across chats (vault.persons, setting linked_people): a linked sender's
+    # person profile, key events and speaker-first recall.
+    linked_people: bool = False
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -40,6 +43,7 @@ class TurnSettings:
                 f"{t.name}: {t.description}" if t.description else t.name for t in self.event_types
             ],
             "events_injected": self.events_injected,
+            "linked_people": self.linked_people,
         }
 
     @classmethod
@@ -58,6 +62,9 @@ class TurnSettings:
             return None
         if data.get("recall_gate") not in ("on", "off"):
             return None
+        linked = data.get("linked_people", False)  # absent: a snapshot from before it
+        if not isinstance(linked, bool):
+            return None
         try:
             types = parse_event_types(data.get("event_types") or [])
         except EventTypeError:
@@ -70,6 +77,7 @@ class TurnSettings:
             gate=data["recall_gate"] == "on",
             event_types=types,
             events_injected=int(counts["events_injected"]),  # type: ignore[arg-type]
+            linked_people=linked,
         )
 
 

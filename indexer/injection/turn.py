@@ -23,6 +23,7 @@ from indexer.retrieval.verdict import gate_words, joined, verdict_parts
 from vault.format.model import Profile
 from vault.format.redact_forms import redacted_name
 from vault.layout.keys import ScopeId
+from vault.persons import Person, identity_of
 from vault.redaction.redact import redact
 from vault.writes.operations import Vault
 
@@ -139,6 +140,9 @@ class Turn:
     # The speaker's open key events (a block of its own after the memories; events_block).
     events: events_block.EventsBlock = events_block.EventsBlock("")
     verdict: Verdict = Verdict()
+    # The speaker's linked person (setting linked_people; vault.persons), None when off or
+    # unlinked: its profile block, its senders' key events and speaker-first recall.
+    person: Person | None = None
     # Why no memory was recalled (indexer.retrieval.outcome; None: something was, or no
     # recall ran: a command), and why the memory block is empty when it is.
     why: WhyEmpty | None = None
@@ -190,13 +194,23 @@ def _profile(vault: Vault, scope: ScopeId, speaker: str | None) -> Profile | Non
 
 
 def recall(
-    vault: Vault, engine: Engine, turn: TurnInput, settings: TurnSettings, now: int
+    vault: Vault,
+    engine: Engine,
+    turn: TurnInput,
+    settings: TurnSettings,
+    now: int,
+    linked: Sequence[str] = (),
 ) -> list[prompting.Recalled]:
-    return recall_judged(vault, engine, turn, settings, now)[0]
+    return recall_judged(vault, engine, turn, settings, now, linked)[0]
 
 
 def recall_judged(
-    vault: Vault, engine: Engine, turn: TurnInput, settings: TurnSettings, now: int
+    vault: Vault,
+    engine: Engine,
+    turn: TurnInput,
+    settings: TurnSettings,
+    now: int,
+    linked: Sequence[str] = (),
 ) -> tuple[list[prompting.Recalled], Verdict, WhyEmpty | None]:
     """What automatic recall brings for the turn's message, the verdict that decided it and,
     when it brings nothing, why (the search's own reason: indexer.recall)."""
@@ -209,6 +223,9 @@ def recall_judged(
             turn.scope,
             top_k=settings.top_k,
             speaker_id=turn.sender_id,
+            # The same person's other sender ids rank as the speaker (ranking only: the
+            # scope above is the chat's, whoever is linked).
+            linked_speakers=tuple(linked),
             weights=RankWeights(half_life_days=settings.half_life_days),
             now=now,
             libraries=present_libraries(vault, turn.libraries),
@@ -247,8 +264,10 @@ def build(vault: Vault, engine: Engine, turn: TurnInput, settings: TurnSettings)
     now = int(now_dt.timestamp())
     session_profile = _profile(vault, turn.scope, None)
     speaker_profile = _profile(vault, turn.scope, turn.sender_id) if turn.sender_id else None
+    who = identity_of(vault.layout, turn.scope.bot, turn.sender_id, settings.linked_people)
+    linked = who.senders[1:]
     if turn.text:
-        recalled, verdict, why = recall_judged(vault, engine, turn, settings, now)
+        recalled, verdict, why = recall_judged(vault, engine, turn, settings, now, linked)
     else:  # a command gets no recall (and no reason); a message without text says so
         recalled, verdict, why = [], Verdict(), None if turn.is_command else WhyEmpty(NO_TEXT)
     # `priority: critical` memories go first into every turn whatever the message (budget
@@ -266,9 +285,11 @@ def build(vault: Vault, engine: Engine, turn: TurnInput, settings: TurnSettings)
             turn.sender_id,
             redacted_name(turn.sender_name) or "",
             now_dt,
+            who.person.profile if who.person else None,
         )
     ]
-    injection = prompting.fit(blocks, records, now, turn.sender_id, settings.injection_chars)
+    current = who.senders or turn.sender_id
+    injection = prompting.fit(blocks, records, now, current, settings.injection_chars)
     recalled_ids = tuple(r.id for r in recalled)
     return Turn(
         session_profile,
@@ -277,16 +298,20 @@ def build(vault: Vault, engine: Engine, turn: TurnInput, settings: TurnSettings)
         len(blocks),
         recalled_ids,
         tuple(r.id for r in critical),
-        events=_events(vault, turn, settings),
+        events=_events(vault, turn, settings, who.senders),
         verdict=verdict,
+        person=who.person,
         why=why,
         budget=settings.injection_chars,
         at=now_dt,
     )
 
 
-def _events(vault: Vault, turn: TurnInput, settings: TurnSettings) -> events_block.EventsBlock:
-    """The speaker's open key events of this bot (any chat), not for a command."""
+def _events(
+    vault: Vault, turn: TurnInput, settings: TurnSettings, senders: Sequence[str]
+) -> events_block.EventsBlock:
+    """The speaker's (their linked person's) open key events of this bot (any chat), not
+    for a command."""
     if turn.is_command:
         return events_block.EventsBlock("")
     return events_block.for_turn(
@@ -295,4 +320,5 @@ def _events(vault: Vault, turn: TurnInput, settings: TurnSettings) -> events_blo
         turn.sender_id,
         settings.event_types,
         settings.events_injected,
+        senders,
     )

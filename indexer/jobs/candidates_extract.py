@@ -9,6 +9,10 @@ the one the supersede rule uses) or a pending candidate already says it. A propo
 corrects a known memory keeps `supersedes: <id>`, so accepting it supersedes that memory.
 The candidates are files of the chat, never indexed as memory and never recalled.
 
+Only what the people said becomes memory (indexer.chatter): a user message no person typed
+([Image], a system notice) is never sent to the model; tool output, notices and prompt text
+are left out of the turn the model sees, and dropped from its proposals (candidates_prompt).
+
 Any failure of the model (unreachable, timeout, HTTP error, refusal, malformed JSON) logs
 one line and raises LLMError before anything is written.
 """
@@ -25,8 +29,15 @@ from typing import Any
 import numpy as np
 
 from indexer.backends.calibration import calibrate
+from indexer.chatter import CHATTER_VERSION, judge
 from indexer.engine import Engine
-from indexer.jobs.candidates_prompt import Proposal, Turn, build_messages, read_proposals
+from indexer.jobs.candidates_prompt import (
+    Proposal,
+    Turn,
+    build_messages,
+    people_context,
+    read_proposals,
+)
 from indexer.jobs.llm import DEFAULT_TIMEOUT, LLM, LLMError
 from indexer.retrieval.search_query import SearchQuery
 from indexer.supersede import near_duplicates
@@ -74,6 +85,15 @@ def extract(
     (the plugin's one line carries the turn's query id), so a failure is still one line."""
     if max_candidates < 1 or not last_user_message.strip():
         return []
+    if not (said := judge(last_user_message, message=True)).said:
+        log.info(
+            "event=candidates_skipped reason=%s part=user_message rules=%s scope=%s",
+            said.rule,
+            CHATTER_VERSION,
+            scope.session_key,
+        )
+        return []  # nobody said it: no model call, nothing written
+    reply, recent_turns = people_context(reply, recent_turns)
     known = _known(vault, engine, scope, last_user_message)
     # The prompt leaves the machine: the turn as the host gave it, a person's hand-written
     # memory or profile are redacted here, once (vault.format.redact_forms), before it is built;

@@ -1,5 +1,9 @@
 """The extraction prompt and the reading of its answer, both pure.
 
+The turn goes in as people said it (people_context: no tool output, notice or prompt text in
+the reply or the earlier turns, indexer.chatter), and a proposal that is such chatter is
+dropped like a malformed one.
+
 The prompt's wording lives in templates/ (candidates_en.yaml, memory_policy.yaml). The chat
 turn, the known memories and the profile go in as ONE JSON document after the
 instructions, so quoted text can neither end the data nor pose as an instruction. The
@@ -12,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -19,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from indexer.chatter import CHATTER_VERSION, judge
 from indexer.jobs.llm import LLMError, parse_json_reply
 from templates import read_template
 from vault.candidates import CANDIDATE_KINDS, PROFILE_TARGETS
@@ -128,10 +134,52 @@ def read_proposals(answer: str) -> list[Proposal]:
     proposals = []
     for number, item in enumerate(items, start=1):
         try:
-            proposals.append(_proposal(item))
+            proposal = _proposal(item)
         except ValueError as exc:
             log.info("event=candidate_dropped item=%d reason=%r", number, str(exc))
+            continue
+        if (rule := _chatter(proposal)) is not None:  # not what a person said
+            log.info(
+                "event=candidate_dropped item=%d reason=%s kind=%s rules=%s",
+                number,
+                rule,
+                proposal.kind,
+                CHATTER_VERSION,
+            )
+            continue
+        proposals.append(proposal)
     return proposals
+
+
+def people_context(reply: str, recent: Sequence[Turn]) -> tuple[str, list[Turn]]:
+    """The reply and earlier turns without chatter (indexer.chatter): what the model must
+    not take for something said. A person's turn loses only what no person typed."""
+    dropped: Counter[str] = Counter()
+    if reply and not (verdict := judge(reply)).said:
+        dropped[f"reply:{verdict.rule}"] += 1
+        reply = ""
+    kept = []
+    for t in recent:
+        verdict = judge(t.content, message=t.role == "user")
+        if verdict.said:
+            kept.append(t)
+        else:
+            dropped[f"{t.role}:{verdict.rule}"] += 1
+    if dropped:
+        log.info(
+            "event=candidate_context_dropped parts=%s rules=%s",
+            ",".join(f"{k}={n}" for k, n in sorted(dropped.items())),
+            CHATTER_VERSION,
+        )
+    return reply, kept
+
+
+def _chatter(p: Proposal) -> str | None:
+    """The indexer.chatter rule the proposal's text or profile value matches, if any."""
+    for text in (p.text, p.value or ""):
+        if text and not (verdict := judge(text)).said:
+            return verdict.rule
+    return None
 
 
 def _proposal(item: object) -> Proposal:

@@ -57,6 +57,7 @@ class SearchRequest:
     mode: str = "hybrid"
     profile_key: str | None = None  # ScopeId.profile_key: also search this session's profiles
     speaker_id: str = ""
+    linked_speakers: tuple[str, ...] = ()  # the same person's other ids (ranking only)
     statuses: tuple[str, ...] = ("active",)
     now: int | None = None  # unix seconds; None = no time decay, no expiry filter
     # zconf4 = zconf-2 with each list's say scaled by its evidence (needs Calibrated).
@@ -203,7 +204,8 @@ def judged_search(
             priority=doc.priority,
             confidence=doc.confidence,
             tags=doc.tags,
-            same_speaker=bool(request.speaker_id) and doc.speaker_id == request.speaker_id,
+            same_speaker=bool(request.speaker_id)
+            and (doc.speaker_id == request.speaker_id or doc.speaker_id in request.linked_speakers),
             now=request.now,
             weights=request.weights,
             kind=doc.kind,

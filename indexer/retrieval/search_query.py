@@ -33,6 +33,9 @@ class SearchQuery:
     top_k: int = 5
     mode: str = "hybrid"
     speaker_id: str = ""
+    # Other sender ids of the same linked person (vault.persons): their memories in THIS
+    # scope rank as the current speaker's. Ranking only: the scope is never widened.
+    linked_speakers: Sequence[str] = ()  # stored as a tuple
     statuses: tuple[str, ...] = ("active",)
     include_profiles: bool = False
     now: int | None = None
@@ -58,3 +61,4 @@ class SearchQuery:
         # A list from argparse or JSON: stored as tuples, so the value is hashable and equal.
         object.__setattr__(self, "statuses", tuple(self.statuses))
         object.__setattr__(self, "libraries", tuple(self.libraries))
+        object.__setattr__(self, "linked_speakers", tuple(self.linked_speakers))

@@ -8,16 +8,20 @@ tools are always offered and refuse, saying why, while the event-type dictionary
 
 The person is the turn's sender id as the host reports it (query var `sender_id`), never a
 parameter the model could set; the bot is the host's bot uuid. So a tool call reaches the
-speaker's own events of this bot and nothing else.
+speaker's own events of this bot and nothing else; with the setting linked_people, those of
+every sender id the operator linked to the same person of this bot (vault.persons), which
+stay in the folder of the sender that opened them.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, TypeVar
 
-from vault.events import FEATURE_OFF, Actor, EventType
+from vault.events import FEATURE_OFF, Actor, EventType, StoredEvent, load_events, select
+from vault.persons import events_of, identity_of, owner_of
 from vault.writes.operations import Vault
 
 from . import pipeline_memory as pm
@@ -73,3 +77,25 @@ async def run(tool: Any, fn: Callable[..., T], *args: Any) -> T:
 def text_param(params: dict[str, Any], name: str) -> str | None:
     value = params.get(name)
     return value if isinstance(value, str) and value.strip() else None
+
+
+def linked(tool: Any) -> bool:
+    """The setting linked_people as in effect (open_turn settled the service)."""
+    return bool(getattr(tool.plugin.memory.settings, "linked_people", False))
+
+
+def listed(vault: Vault, actor: Actor, on: bool, status: str) -> list[StoredEvent]:
+    """The speaker's (their linked person's) events of this bot with `status`, newest first."""
+    senders = identity_of(vault.layout, actor.bot, actor.person, on).senders
+    if len(senders) <= 1:  # the speaker alone: their folder's refusal is said, as before
+        return select(load_events(vault.layout, actor.bot, actor.person)[0], status)
+    return select(events_of(vault.layout, actor.bot, senders)[0], status)
+
+
+def owner(vault: Vault, actor: Actor, on: bool, event_id: object) -> Actor:
+    """The actor whose folder holds `event_id`: the speaker, or another sender id of their
+    linked person; a change is written (and audited) where the event lives."""
+    senders = identity_of(vault.layout, actor.bot, actor.person, on).senders
+    if len(senders) <= 1:
+        return actor
+    return replace(actor, person=owner_of(vault.layout, actor.bot, senders, event_id))

@@ -111,6 +111,8 @@ def _save_snapshot(
         "event_ids": list(result.events.ids),
         "events_chars": len(result.events.text),
         "events_text": result.events.text,
+        # The linked person whose profile and events this turn used (linked_people), or null.
+        "person": result.person.id if result.person else None,
     }
     try:
         job = write_snapshot_later(vault.root, turn.scope, snapshot)

@@ -21,6 +21,7 @@ from indexer.retrieval.ranking import FACTORS, RankWeights
 from indexer.retrieval.search import SearchResult, relevance_fields
 from indexer.retrieval.search_query import SearchQuery
 from vault.layout.keys import ScopeId
+from vault.persons import identity_of
 from vault.writes.operations import Vault
 from vault.writes.snapshots import update_snapshot
 
@@ -45,6 +46,8 @@ class RetrieveInput:
     # The message gate (setting recall_gate), as injection runs it: the runner retrieves for
     # every message, so "thanks!" must not bring memories in by this door either.
     gate: bool
+    # Setting linked_people: the sender's linked person's other ids rank as the speaker.
+    linked_people: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,9 @@ def serve(
                 # Ask for as many more as will be dropped, so the model still gets top_k.
                 top_k=req.top_k + len(plan.exclude),
                 speaker_id=req.sender_id,
+                linked_speakers=identity_of(
+                    vault.layout, req.scope.bot, req.sender_id, req.linked_people
+                ).senders[1:],
                 now=req.now,
                 weights=RankWeights(half_life_days=req.half_life_days),
                 libraries=ks.present_libraries(vault, [req.library] if req.library else []),

@@ -105,6 +105,10 @@ class PluginSettings:
     # off) and how many of the speaker's open events each prompt gets.
     event_types: tuple[EventType, ...] = ()
     events_injected: int = 5
+    # One person across chats (vault.persons): off = every sender id is its own person, as
+    # before; on = a sender linked (by hand, !memory link, the console) to a person of the
+    # bot gets that person's profile, key events and speaker-first recall in every chat.
+    linked_people: bool = False
     # LongTermMemory's max_profile_traits / max_profile_preferences, passed to the vault.
     profile_limits: ProfileLimits = DEFAULT_PROFILE_LIMITS
 
@@ -213,6 +217,7 @@ class PluginSettings:
             consolidation=consolidation,
             event_types=event_types,
             events_injected=events_injected,
+            linked_people=flag("linked_people", False),
             profile_limits=profile_limits,
         )
 
@@ -231,6 +236,7 @@ class PluginSettings:
             gate=self.gate,
             event_types=self.event_types,
             events_injected=self.events_injected,
+            linked_people=self.linked_people,
         )
 
 

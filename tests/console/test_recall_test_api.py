@@ -126,7 +126,8 @@ def test_an_episode_id_of_another_chat_as_the_message_finds_nothing(world):
 def test_the_settings_of_the_chats_last_turn_are_used_standalone(world):
     ctx, _ = world
     turn = {"top_k": 1, "half_life_days": 30.0, "injection_chars": 4000, "relevance_floor": 0.2,
-            "recall_gate": "off", "event_types": [], "events_injected": 5}  # fmt: skip
+            "recall_gate": "off", "event_types": [], "events_injected": 5,
+            "linked_people": False}  # fmt: skip
     try:
         kb_ids = ["../../bots/bot-b", 7, "x" * 5000]  # a hand-edited snapshot
         write_snapshot(ctx.vault.root, A, {"query_id": 3, "turn_settings": turn, "kb_ids": kb_ids})

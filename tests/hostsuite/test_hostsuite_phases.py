@@ -17,6 +17,7 @@ from tests.helpers.paths import REPO
 
 ORDER = [
     "chats A and B",  # first: the chats create the scopes every later phase reads
+    "edit from chat, chatter refused",  # issue 24 items 3 and 5
     "knowledge base",
     "console over HTTP",
     "console in the browser",

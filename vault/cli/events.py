@@ -1,10 +1,12 @@
 """`memvault events list|show|close`: people's key events (vault.events) from a shell.
 
-    memvault events list --bot B [--speaker ID] [--status open|closed|all] [--json]
+    memvault events list --bot B [--speaker ID [--linked-people]] [--status open|closed|all]
     memvault events show ID --bot B --speaker ID [--json]
     memvault events close ID --resolution TEXT --bot B --speaker ID [--session S]
 
-`list` without --speaker lists every person of the bot who has events. `close` is audited
+`list` without --speaker lists every person of the bot who has events; with --linked-people,
+the speaker's are those of every sender id linked to the same person (vault.persons), as the
+plugin's setting linked_people shows them. `close` is audited
 in the person's log and committed like the plugin's close_event; it is labelled with the
 chat the event was opened in unless --session names another.
 """
@@ -27,6 +29,7 @@ from vault.events import (
     people_with_events,
     select,
 )
+from vault.persons import events_of, identity_of
 
 
 def events_args(top: argparse.ArgumentParser, parents: Parents) -> None:
@@ -36,6 +39,11 @@ def events_args(top: argparse.ArgumentParser, parents: Parents) -> None:
     lst = actions.add_parser("list", parents=[parents.common, who], help="a bot's key events")
     lst.add_argument("--speaker", default=None, help="sender id (default: every person)")
     lst.add_argument("--status", choices=STATUS_FILTERS, default="open")
+    lst.add_argument(
+        "--linked-people",
+        action="store_true",
+        help="with --speaker: the events of every sender id linked to the same person",
+    )
     show = actions.add_parser("show", parents=[parents.common, who], help="one event in full")
     show.add_argument("id", help="event id, e.g. evt_20261130_7f3a9c")
     show.add_argument("--speaker", required=True, help="sender id: whose event")
@@ -59,12 +67,17 @@ def cmd_events(args: argparse.Namespace) -> int:
         )
         data: dict[str, Any] = {"bot": args.bot, "status": args.status, "people": []}
         for person in people:
-            stored, problems = load_events(layout, args.bot, person)
+            senders = identity_of(layout, args.bot, person, args.linked_people).senders
+            if len(senders) > 1:
+                stored, problems = events_of(layout, args.bot, senders)
+            else:
+                stored, problems = load_events(layout, args.bot, person)
             data["people"].append(
                 {
                     "speaker": person,
                     "events": [event_json(s) for s in select(stored, args.status)],
                     "problems": [p.as_json() for p in problems],
+                    **({"senders": list(senders)} if args.linked_people else {}),
                 }
             )
         return emit(args, data, _list_text)

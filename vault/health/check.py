@@ -14,7 +14,7 @@ from vault.format.model import FormatError, Problem
 from vault.format.profiles import parse_profile
 from vault.git.gitmerge import is_conflict_copy
 from vault.git.secret_guard import kind_words, secrets_in
-from vault.layout.layout import MEMORY_KINDS, NOBOT, PEOPLE_DIR, Layout, is_ignored
+from vault.layout.layout import MEMORY_KINDS, NOBOT, PEOPLE_DIR, PERSONS_DIR, Layout, is_ignored
 from vault.layout.links import VaultLinkError, link_problem, read_vault_file
 from vault.layout.names import (
     ID_FILE,
@@ -25,6 +25,7 @@ from vault.layout.names import (
     is_hashed,
 )
 from vault.layout.store import duplicate_problems
+from vault.persons import bots_with_persons, load_persons, parse_person
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,10 @@ def check_vault(root: Path) -> CheckReport:
                 data = read_vault_file(root, rel)[0]
                 warnings.extend(secret_warnings(rel, data))
                 parse_event(data, rel_path=rel)
+            elif role.kind == "person":  # a linked person (vault.persons)
+                data = read_vault_file(root, rel)[0]
+                warnings.extend(secret_warnings(rel, data))
+                parse_person(data, person_id=role.person or "", rel_path=rel)
             elif role.kind == "audit":
                 _, bad_lines = audit.read(path)
                 problems.extend(Problem(rel, line, msg) for line, msg in bad_lines)
@@ -102,6 +107,9 @@ def check_vault(root: Path) -> CheckReport:
     problems.extend(link_problem(rel) for rel in links)
     problems.extend(Problem(rel, 1, _SPECIAL) for rel in specials)
     problems.extend(duplicate_problems(episodes))
+    # A sender id two person files list (each file reads on its own): linked to neither.
+    for bot in bots_with_persons(layout):
+        problems.extend(load_persons(layout, bot).conflicts)
     ordered = tuple(sorted(problems, key=lambda p: (p.path, p.line)))
     return CheckReport(files, ordered, tuple(sorted(links)), tuple(warnings), other)
 
@@ -153,8 +161,9 @@ def _check_folders(root: Path) -> list[Problem]:
         if bot.name != NOBOT and folder_id(bot) is None:
             problems.append(Problem(f"bots/{bot.name}", 1, _bad_folder(bot.name)))
             continue
-        # sessions, and the people of key events (vault.events): both folders of ids
-        for kind in ("sessions", PEOPLE_DIR):
+        # sessions, the people of key events (vault.events) and the linked persons
+        # (vault.persons): folders of ids
+        for kind in ("sessions", PEOPLE_DIR, PERSONS_DIR):
             parent = bot / kind
             if not _real_dir(parent):
                 continue

@@ -33,6 +33,9 @@ STATE_DIR = ".memvault"
 CANDIDATES_DIR = "candidates"
 # A person of a bot, across its chats: key events (vault.events) and their audit log.
 PEOPLE_DIR, EVENTS_DIR = "people", "events"
+# One human the operator linked across sender ids (vault.persons): `persons/<person>/`, a
+# folder of its own so no sender id (people/<sender>/) can ever name a person's folder.
+PERSONS_DIR, PERSON_FILE = "persons", "person.yaml"
 # The files that are memory (what the indexes hold, what `check`, `status` and the console
 # count as "memory files"); audit logs and candidates are checked but are not memory.
 MEMORY_KINDS: frozenset[str] = frozenset({"episode", "profile", "speaker"})
@@ -52,13 +55,15 @@ class FileRole:
     # candidate: a proposed memory awaiting review (vault.candidates); never indexed as
     # memory, never recalled, only listed and accepted or rejected.
     # event: a key event of one person of a bot (`speaker`), never indexed (vault.events).
-    kind: str  # episode | profile | speaker | audit | candidate | event | other
+    # person: a linked person of a bot (`person`: its id), never indexed (vault.persons).
+    kind: str  # episode | profile | speaker | audit | candidate | event | person | other
     bot: str | None = None
     session: str | None = None
     # The injective scope the indexes file it under (vault.layout.keys.index_key for episodes,
     # profile_index_key for profiles and speakers); None for files the indexes skip.
     index_key: str | None = None
     speaker: str | None = None
+    person: str | None = None
 
     @property
     def session_key(self) -> str | None:
@@ -148,6 +153,19 @@ class Layout:
 
     def person_audit_path(self, bot: str | None, person: str) -> Path:
         return self._plain(self.person_dir(bot, person) / "audit.jsonl")
+
+    def persons_dir(self, bot: str | None) -> Path:
+        return check_no_link(self.root, self.bot_dir(bot) / PERSONS_DIR)
+
+    def person_folder(self, bot: str | None, person: str) -> Path:
+        """`bots/<bot>/persons/<encoded person id>`: one linked person (vault.persons)."""
+        return self._child(self.persons_dir(bot), person, "person id")
+
+    def person_path(self, bot: str | None, person: str) -> Path:
+        return self._plain(self.person_folder(bot, person) / PERSON_FILE)
+
+    def person_log_path(self, bot: str | None, person: str) -> Path:
+        return self._plain(self.person_folder(bot, person) / "audit.jsonl")
 
     def episodes_dir(self, scope: ScopeId) -> Path:
         if scope.isolation == "session":
@@ -271,6 +289,13 @@ def classify(root: Path, rel: str, memo: dict[str, str | None] | None = None) ->
         if person is not None and flat and rel.endswith(".md"):
             return FileRole("event", bot=bot, speaker=person)
         return FileRole("other", bot=bot, speaker=person)
+    if parts[2] == PERSONS_DIR and len(parts) == 5:
+        linked = _folder_id(root, ids, parts[1], PERSONS_DIR, parts[3])
+        if linked is not None and parts[4] == PERSON_FILE:
+            return FileRole("person", bot=bot, person=linked)
+        if linked is not None and parts[4] == "audit.jsonl":
+            return FileRole("audit", bot=bot, person=linked)
+        return FileRole("other", bot=bot, person=linked)
     if parts[2] != "sessions" or len(parts) < 5:
         return FileRole("other")
     session = _folder_id(root, ids, parts[1], "sessions", parts[3])

@@ -10,7 +10,7 @@ from ruamel.yaml.comments import CommentedMap
 
 from templates import read_template
 from vault.errors import BadRequestError, Internal
-from vault.files.safewrite import create_new, rewrite
+from vault.files.safewrite import ConflictError, create_new, rewrite
 from vault.format.model import FormatError, Profile
 from vault.format.profile_edit import apply_edit
 from vault.format.profiles import parse_profile
@@ -56,6 +56,33 @@ def update_profile(
     with vault.operation(edit.scope, "update_profile", source=source, query_id=query_id) as txn:
         edit_profile_in(vault, txn, edit, expected_hash=expected_hash)
     return vault.read_profile(edit.scope, edit.speaker)
+
+
+def update_seen_profile(
+    vault: VaultCore,
+    edit: ProfileEdit,
+    *,
+    seen_hash: str | None,
+    source: str,
+    query_id: int | str | None = None,
+) -> Profile:
+    """update_profile for a person who was shown the file at `seen_hash` (None: there was no
+    file): the console's /profile/update and `!memory profile edit`. A file created, deleted
+    or changed since is a ConflictError and nothing is written; update_profile alone would
+    write over a file created meanwhile, as it has no version to compare."""
+    path = vault.profile_path(edit.scope, edit.speaker)
+    rel = vault.layout.rel(path)
+    with vault.lock.hold():
+        exists = path.exists()
+        if seen_hash is None and exists:
+            raise ConflictError(
+                f"{rel} was created since you opened it: reload and apply your change again"
+            )
+        if seen_hash is not None and not exists:
+            raise ConflictError(f"{rel} was deleted since you opened it: reload first")
+        return update_profile(
+            vault, edit, source=source, query_id=query_id, expected_hash=seen_hash
+        )
 
 
 def name_to_fill(doc: CommentedMap, field: str, speaker_name: str | None) -> str | None:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from langbot_plugin.api.definition.components.command.command import Command
 from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext
@@ -26,10 +27,13 @@ from vault.errors import MemVaultError, kind_of
 from . import memory_actions as act
 from . import memory_bulk as bulk
 from . import memory_candidates as cand
+from . import memory_edit as edits
 from . import memory_events as events
+from . import memory_migrate as migrate
 from . import memory_transfer as transfer
 from .memory_consolidate import consolidate
 from .memory_health import health
+from .memory_people import link_people, unlink_people
 from .memory_views import echo
 
 log = logging.getLogger(__name__)
@@ -43,15 +47,24 @@ class Spec:
     help: str
     aliases: tuple[str, ...] = ()
     needs_memory: bool = True  # False: runs even when the vault or index is unavailable
+    # Reads from the host first, on the event loop (async SDK calls), before `run`.
+    prepare: Callable[[Any, act.Call], Awaitable[act.Call]] | None = None
 
 
 OVERVIEW = "overview: scope, profiles, episode counts, vault"
 SPECS: tuple[Spec, ...] = (
     Spec("", act.overview, "!memory", OVERVIEW),
-    Spec("profile", act.profile, "!memory profile", "session and speaker profiles", ("p",)),
+    Spec(
+        "profile",
+        edits.profile,
+        f"!memory profile | profile edit {edits.PROFILE_EDIT_ARGS}",
+        "session and speaker profiles; edit changes one field (default: your own profile)",
+        ("p",),
+    ),
     Spec("search", act.search, "!memory search <query>", "search this chat's memories", ("s",)),
     Spec("list", act.list_episodes, "!memory list [page]", "active memories", ("l", "ls")),
     Spec("show", act.show, "!memory show <id>", "one memory in full"),
+    Spec("edit", edits.edit, "!memory edit <id> <new text>", "replace a memory's text"),
     Spec("forget", act.forget, "!memory forget <id>", "delete a memory", ("f", "del")),
     Spec(
         "archive",
@@ -79,6 +92,13 @@ SPECS: tuple[Spec, ...] = (
         ("e",),
     ),
     Spec("import", transfer.import_l2, "!memory import l2 <json>", "import episodes (JSON)"),
+    Spec(
+        "migrate",
+        migrate.migrate_ltm,
+        "!memory migrate ltm [--dry-run] [--kb <uuid>]",
+        "bring LongTermMemory's memories of every chat (dry run: counts only)",
+        prepare=migrate.fetch,
+    ),
     Spec("history", transfer.history, "!memory history <id>", "git history of a memory's file"),
     Spec("candidates", cand.candidates, "!memory candidates [page]", "proposed memories to review"),
     Spec(
@@ -99,6 +119,13 @@ SPECS: tuple[Spec, ...] = (
         "!memory events [open|closed|all] | events show <id>",
         "your key events with this bot, from every chat",
     ),
+    Spec(
+        "link",
+        link_people,
+        "!memory link [<sender> [person]]",
+        "you, or (bot admin) link a sender id to a person across chats (setting linked_people)",
+    ),
+    Spec("unlink", unlink_people, "!memory unlink [sender]", "unlink you (admin: any sender id)"),
     Spec("health", health, "!memory health", "vault, index, embedding, isolation", ("h",), False),
 )
 
@@ -153,6 +180,8 @@ class Memory(Command):
             if spec.needs_memory:  # MemoryUnavailableError: answered below, by its kind
                 vault, engine = call.memory.require()
                 call = replace(call, vault=vault, engine=engine)
+            if spec.prepare is not None:
+                call = await spec.prepare(self.plugin, call)
             text = await call.memory.run(spec.run, call)
         except act.Reply as reply:
             text, outcome = reply.text, reply.outcome
@@ -235,4 +264,11 @@ class Memory(Command):
             query_id=ctx.query_id,
             kb_state=kb_state,
             kb_id=kb_id,
+            privilege=_privilege(ctx),
         )
+
+
+def _privilege(ctx: ExecuteContext) -> int:
+    """LangBot's command privilege (2: the chat is an admin of the bot); 1 when absent."""
+    value = getattr(ctx, "privilege", 1)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 1

@@ -29,6 +29,7 @@ from .memory_call import (
     parse_page,
     parse_statuses,
 )
+from .memory_people import person_line
 from .memory_views import (
     PAGE_SIZE,
     day,
@@ -69,6 +70,8 @@ def overview(call: Call) -> str:
     lines.append(_profile_or_problem(call, None, "Session"))
     if call.sender_id:
         lines.append(_profile_or_problem(call, call.sender_id, "Speaker"))
+    if (linked := person_line(call)) is not None:
+        lines.append(linked)
     lines.append(kb_line(call.kb_state, call.kb_id))
     episodes, problems = call.v.load_episodes(scope)
     counts = {status: 0 for status in STATUSES}
@@ -92,7 +95,7 @@ def overview(call: Call) -> str:
     return "\n".join(lines)
 
 
-def _read_profile(call: Call, speaker: str | None) -> Profile:
+def read_profile(call: Call, speaker: str | None) -> Profile:
     try:
         return call.v.read_profile(call.scope, speaker)
     except FormatError as exc:  # a hand edit broke the file: say where
@@ -104,7 +107,7 @@ def _read_profile(call: Call, speaker: str | None) -> Profile:
 
 def _profile_or_problem(call: Call, speaker: str | None, label: str) -> str:
     try:
-        return profile_summary(label, _read_profile(call, speaker))
+        return profile_summary(label, read_profile(call, speaker))
     except Reply as exc:
         return f"{label} profile: (unreadable: {exc.text.removeprefix('[Memory] ')})"
     except Exception as exc:  # noqa: BLE001 - an odd id is shown, not fatal
@@ -113,11 +116,11 @@ def _profile_or_problem(call: Call, speaker: str | None, label: str) -> str:
 
 
 def profile(call: Call) -> str:
-    lines = profile_block("Session Profile", _read_profile(call, None))
+    lines = profile_block("Session Profile", read_profile(call, None))
     if call.sender_id:
         lines += [
             "",
-            *profile_block("Current Speaker Profile", _read_profile(call, call.sender_id)),
+            *profile_block("Current Speaker Profile", read_profile(call, call.sender_id)),
         ]
     return "\n".join(lines)
 

@@ -2,13 +2,15 @@
 key events with this bot, from every chat (vault.events).
 
 Whose events is the sender of the command as LangBot reports it, so in a group chat each
-person sees their own and never another's. An id comes from chat and goes to the vault
+person sees their own and never another's (with linked_people on: those of every sender id
+linked to the same person of this bot, vault.persons). An id comes from chat and goes to the vault
 API, which validates it; it never becomes a path here.
 """
 
 from __future__ import annotations
 
 from vault.events import FEATURE_OFF, STATUS_FILTERS, Event, find_event, load_events, select
+from vault.persons import events_of, identity_of, owner_of
 
 from .memory_call import Call, Reply
 from .memory_views import PAGE_SIZE, day, preview
@@ -36,7 +38,11 @@ def events(call: Call) -> str:
     if len(call.params) > 1 or (call.params and call.params[0].lower() not in STATUS_FILTERS):
         raise Reply(USAGE)
     status = call.params[0].lower() if call.params else "open"
-    stored, problems = load_events(call.v.layout, call.scope.bot, call.sender_id.strip())
+    senders = _senders(call)
+    if len(senders) > 1:
+        stored, problems = events_of(call.v.layout, call.scope.bot, senders)
+    else:
+        stored, problems = load_events(call.v.layout, call.scope.bot, call.sender_id.strip())
     chosen = select(stored, status)
     lines = []
     if not call.memory.settings.event_types:
@@ -58,8 +64,14 @@ def events(call: Call) -> str:
     return "\n".join(lines)
 
 
+def _senders(call: Call) -> tuple[str, ...]:
+    on = call.memory.settings.linked_people
+    return identity_of(call.v.layout, call.scope.bot, call.sender_id.strip(), on).senders
+
+
 def show(call: Call, raw_id: str) -> str:
-    stored = find_event(call.v.layout, call.scope.bot, call.sender_id.strip(), raw_id)
+    holder = owner_of(call.v.layout, call.scope.bot, _senders(call), raw_id)
+    stored = find_event(call.v.layout, call.scope.bot, holder, raw_id)
     e = stored.event
     lines = [
         f"[Memory] Key event {e.id} ({e.type}, {e.status}): {preview(e.summary, 300)}",

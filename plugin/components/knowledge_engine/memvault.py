@@ -147,6 +147,7 @@ class MemVaultKnowledgeEngine(KnowledgeEngine):
             floor=memory.settings.relevance_floor,
             now=int(time.time()),
             gate=memory.settings.gate,
+            linked_people=memory.settings.linked_people,
         )
         key = tl.ledger_key(scope, sender)
         turn = self.plugin.turns.lookup(key)

@@ -21,6 +21,7 @@ class CloseEvent(Tool):
         if isinstance(opened, str):
             return opened
         vault, actor, _ = opened
+        actor = await et.run(self, et.owner, vault, actor, et.linked(self), params.get("id"))
         done = await et.run(
             self,
             close_event,

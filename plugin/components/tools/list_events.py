@@ -10,14 +10,9 @@ from memvault_plugin import event_tools as et
 from memvault_plugin.error_reply import replies_errors
 
 from indexer.injection import events_block
-from vault.events import STATUS_FILTERS, load_events, select
-from vault.layout.layout import Layout
+from vault.events import STATUS_FILTERS
 
 MAX_LISTED = 30
-
-
-def _list(layout: Layout, bot: str | None, person: str, status: str) -> list[Any]:
-    return [s.event for s in select(load_events(layout, bot, person)[0], status)]
 
 
 class ListEvents(Tool):
@@ -32,7 +27,8 @@ class ListEvents(Tool):
         if isinstance(opened, str):
             return opened
         vault, actor, types = opened
-        found = await et.run(self, _list, vault.layout, actor.bot, actor.person, status)
+        stored = await et.run(self, et.listed, vault, actor, et.linked(self), status)
+        found = [s.event for s in stored]
         shown = events_block.listing(found[:MAX_LISTED], status, types)
         if len(found) > MAX_LISTED:
             shown += f"\n({len(found) - MAX_LISTED} older one(s) not shown.)"

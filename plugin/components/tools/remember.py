@@ -10,6 +10,7 @@ from langbot_plugin.api.entities.builtin.provider import session as provider_ses
 from memvault_plugin import pipeline_memory as pm
 from memvault_plugin.error_reply import replies_errors
 
+from indexer import chatter
 from indexer.supersede import supersede_on_correction
 from vault.errors import BadRequestError
 from vault.format.field_input import parse_confidence, parse_expiry, parse_priority
@@ -71,6 +72,9 @@ class Remember(Tool):
             return "Error: content is required."
         if not isinstance(content, str):
             return "Error: content must be a string."
+        if not (said := chatter.judge(content)).said:  # tool output, a notice, a template
+            log.info("memvault=remember_refused query_id=%s reason=%s", query_id, said.rule)
+            return f"Error: {said.refusal()}"
         tags = parse_tags(params.get("tags"))
         if tags is None:
             return "Error: tags must be a list of strings."

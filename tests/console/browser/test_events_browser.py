@@ -109,3 +109,33 @@ def test_chinese_labels_and_event_text_stays_text(page, seeded):
     assert page.evaluate("window.__xss") is None
     assert soup.locator("img").count() == 0
     screenshot(page, "events-zh")
+
+
+def test_linking_a_sender_to_a_person_and_unlinking_it(page, seeded):
+    """The People section under the events: link two sender ids to one person (the file on
+    disk says so), a third id of another person is refused naming it, unlink one."""
+    open_events(page)
+    section = page.get_by_test_id("persons")
+    expect(section.get_by_test_id("persons-empty")).to_be_visible()
+
+    def link(sender: str, person: str) -> None:
+        section.get_by_test_id("person-link-sender").fill(sender)
+        section.get_by_test_id("person-link-person").fill(person)
+        section.get_by_test_id("person-link").click()
+
+    link("u42", "alice")
+    expect(page.get_by_test_id("toast")).to_contain_text("Linked u42 to alice")
+    link("777000111", "alice")
+    alice = section.locator('[data-testid="person-card"][data-id="alice"]')
+    expect(alice.get_by_test_id("person-sender")).to_have_count(2)
+    path = seeded.root / "bots" / BOT / "persons" / "alice" / "person.yaml"
+    eventually(lambda: "777000111" in disk_text(path), "the person file lists the id")
+    link("u42", "bob")
+    expect(page.get_by_test_id("error-banner")).to_contain_text("already linked to person 'alice'")
+    screenshot(page, "persons-en")
+    alice.locator('[data-testid="person-sender"][data-sender="u42"]').get_by_test_id(
+        "person-unlink"
+    ).click()
+    expect(page.get_by_test_id("toast")).to_contain_text("Unlinked u42")
+    expect(alice.get_by_test_id("person-sender")).to_have_count(1)
+    eventually(lambda: "u42" not in disk_text(path), "the person file no longer lists u42")
