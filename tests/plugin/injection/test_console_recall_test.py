@@ -140,3 +140,27 @@ async def test_hostile_requests_are_refused_saying_what_to_send(chat, body, word
     with pytest.raises(ApiError) as refused:
         standalone(chat, "/recall/test", body)
     assert refused.value.code in ("bad_request", "not_found") and words in refused.value.message
+
+
+async def test_a_linked_persons_blocks_are_the_same_in_the_test_and_the_turn(tmp_path, host):
+    """People linking (issue 24 item 2) changes the speaker's blocks; the recall test runs
+    the same build, so it shows the person's profile exactly as the turn sends it."""
+    from vault.persons import link
+
+    host.register_memory_kb(KB)
+    plugin = await started_plugin(host, tmp_path / "memory", event_types=TYPES, linked_people=True)
+    try:
+        vault = plugin.memory.vault
+        link(vault, "bot-1", "alice", ["u1", "tg-777"], name="Alice")
+        path = vault.layout.person_path("bot-1", "alice")
+        path.write_text(path.read_text("utf-8") + "traits: [plays the cello]\n", "utf-8")
+        remember(plugin, "Alice's flight to Tokyo leaves on Tuesday at 9", session=SESSION)
+        message = "when does my flight to Tokyo leave?"
+        ctx = await turn(plugin, host, message)
+        real = sent(ctx)
+        assert "plays the cello" in real[0]  # the person's profile block is in the turn
+        shown = await recall_test(plugin, message)
+        assert [b["text"] for b in shown["blocks"]] == real
+        assert shown["settings"]["linked_people"] is True
+    finally:
+        plugin.memory.close()
