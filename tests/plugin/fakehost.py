@@ -42,6 +42,8 @@ class FakeHost(Handler):
         # `_knowledge_base_uuids` query var; tests switch that on to reproduce it.
         self.kbs_from_query_var = False
         self.pipeline_kbs = [{"uuid": "kb-memvault", "name": "memory", "description": ""}]
+        # Every knowledge base of the workspace (`list_knowledge_bases`), not just the pipeline's.
+        self.workspace_kbs: list[dict[str, Any]] = list(self.pipeline_kbs)
         # FAKE LLM behind INVOKE_LLM (it stands for the host's remote model, which cannot run
         # here): scripted answers in order; an exception in the script is raised instead;
         # every call sleeps `llm_sleep` seconds first; `llm_requests` logs each call's data.
@@ -106,6 +108,8 @@ class FakeHost(Handler):
                 wanted = self.query_vars.get("_knowledge_base_uuids") or []
                 return {"knowledge_bases": [kb for kb in self.pipeline_kbs if kb["uuid"] in wanted]}
             return {"knowledge_bases": list(self.pipeline_kbs)}
+        if action == A.LIST_KNOWLEDGE_BASES:
+            return {"knowledge_bases": list(self.workspace_kbs)}
         if action == A.REPLY_MESSAGE:
             self.replies.append(data)
             return {}

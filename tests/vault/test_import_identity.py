@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from memvault_cli.main import main
-from vault.errors import BadRequestError
 from vault.layout.keys import ScopeId
 from vault.transfer.exchange import import_payload
 from vault.writes.new_episode import NewEpisode
@@ -50,10 +49,11 @@ WRONG_EPISODE_FIELDS: list[tuple[dict[str, Any], str]] = [
     ({"priority": 2}, "episode 1: priority must be a text"),
     ({"source": 1}, "episode 1: source must be a text"),
     ({"superseded_by": 5}, "episode 1: superseded_by must be a text"),
-    ({"timestamp": 1767225600}, "episode 1: timestamp must be a text"),
+    ({"timestamp": True}, "episode 1: timestamp must be a text"),
+    ({"timestamp": -5}, "episode 1: invalid timestamp -5"),
     ({"created_at": ["2026-01-01"]}, "episode 1: created_at must be a text"),
-    ({"expires_at": 5}, "episode 1: expires_at must be a text"),
-    ({"updated_at": 5}, "episode 1: updated_at must be a text"),
+    ({"expires_at": False}, "episode 1: expires_at must be a text"),
+    ({"updated_at": True}, "episode 1: updated_at must be a text"),
     ({"importance": True}, "episode 1: importance must be an integer"),
     ({"importance": 2.7}, "episode 1: importance must be an integer"),
     ({"importance": [3]}, "episode 1: importance must be an integer"),
@@ -79,28 +79,38 @@ WRONG_PROFILE_FIELDS: list[tuple[dict[str, Any], str]] = [
 ]
 
 
+def refusals(result: dict[str, Any]) -> list[str]:
+    return [f"{r['item']}: {r['reason']}" for r in result["refused"]]
+
+
 @pytest.mark.parametrize(("fields", "message"), WRONG_EPISODE_FIELDS)
 def test_an_episode_field_of_the_wrong_type_is_refused(vault, fields, message):
+    """The item is refused with what to fix; the file's other items are imported (issue 24)."""
     item = {"content": "Ann likes tea"} | fields
-    with pytest.raises(BadRequestError) as caught:
-        import_payload(vault, CHAT, {"episodes": [item]})
-    assert str(caught.value).startswith(message), str(caught.value)
-    assert vault.load_episodes(CHAT)[0] == []
+    result = import_payload(vault, CHAT, {"episodes": [item, {"content": "Bo runs"}]})
+    (said,) = refusals(result)
+    assert said.startswith(message), said
+    assert [s.episode.body for s in vault.load_episodes(CHAT)[0]] == ["Bo runs"]
 
 
 @pytest.mark.parametrize(("fields", "message"), WRONG_PROFILE_FIELDS)
 def test_a_profile_field_of_the_wrong_type_is_refused(vault, fields, message):
     entries = [{"type": "session", "profile": {"name": "Chat"} | fields}]
-    with pytest.raises(BadRequestError) as caught:
-        import_payload(vault, CHAT, {"profiles": entries, "episodes": [{"content": "x"}]})
-    assert str(caught.value).startswith("profile 1: ") and message in str(caught.value)
-    assert vault.load_episodes(CHAT)[0] == [] and not vault.profile_path(CHAT, None).exists()
+    result = import_payload(vault, CHAT, {"profiles": entries, "episodes": [{"content": "x"}]})
+    (said,) = refusals(result)
+    assert said.startswith("profile 1: ") and message in said
+    assert [s.episode.body for s in vault.load_episodes(CHAT)[0]] == ["x"]
+    assert not vault.profile_path(CHAT, None).exists()
 
 
 def test_a_speaker_profile_id_of_the_wrong_type_is_refused(vault):
-    entries = [{"type": "speaker", "sender_id": ["u1"], "profile": {"name": "Ann"}}]
-    with pytest.raises(BadRequestError, match="profile 1: sender_id must be a text"):
-        import_payload(vault, CHAT, {"profiles": entries})
+    entries = [
+        {"type": "speaker", "sender_id": ["u1"], "profile": {"name": "Ann"}},
+        {"type": "speaker", "sender_id": "u2", "profile": {"name": "Bo"}},
+    ]
+    result = import_payload(vault, CHAT, {"profiles": entries})
+    assert refusals(result) == ["profile 1: sender_id must be a text in quotes (got a list)"]
+    assert vault.read_profile(CHAT, "u2").name == "Bo" and result["profiles"] == 1
 
 
 def test_the_upstream_shapes_still_import(vault):
@@ -117,13 +127,13 @@ def test_the_upstream_shapes_still_import(vault):
     assert got["two"].importance == 3 and got["two"].speaker.id == "42"
 
 
-def test_cli_import_of_a_number_content_exits_2_naming_item_and_field(capsys, vault, tmp_path):
+def test_cli_import_of_a_number_content_exits_1_naming_item_and_field(capsys, vault, tmp_path):
     path = tmp_path / "five.json"
     path.write_text('{"episodes": [{"content": "fine"}, {"content": 5}]}', encoding="utf-8")
-    assert main(["import", str(path), *SCOPE, "--vault", str(vault.root)]) == 2
+    assert main(["import", str(path), *SCOPE, "--vault", str(vault.root)]) == 1
     err = capsys.readouterr().err
     assert f"{path}: episode 2: content must be a text in quotes (got the number 5)" in err
-    assert vault.load_episodes(CHAT)[0] == []
+    assert [s.episode.body for s in vault.load_episodes(CHAT)[0]] == ["fine"]
 
 
 # --------------------------------------------------------------------------- idempotence

@@ -24,6 +24,7 @@ from vault.cli.common import (
     scope_of,
 )
 from vault.cli.help import ABOUT
+from vault.cli.migrate import cmd_migrate, migrate_args
 from vault.cli.status import status_command
 from vault.cli.sync import cmd_sync, sync_args
 from vault.cli.transfer import cmd_export, cmd_import
@@ -189,6 +190,13 @@ def layer() -> p.Layer:
             Spec("check", "validate every file (changes nothing)", cmd_check, read_only=True),
             Spec("export", "JSON of L1 + L2", cmd_export, p.export_args, read_only=True),
             Spec("import", "import exported JSON", cmd_import, p.import_args, commits=True),
+            Spec(
+                "migrate",
+                "bring every chat of a LongTermMemory installation",
+                cmd_migrate,
+                migrate_args,
+                commits=True,
+            ),
             # verify, stats, and delete/archive of one id or of what filters pick
             *cli_bulk.specs(),
             Spec("sync", "pull and push the vault through a git remote", cmd_sync, sync_args),

@@ -51,7 +51,15 @@ ABOUT: dict[str, str] = {
     ),
     "import": (
         "Import JSON from `memvault export`, the console or LongTermMemory into one chat; "
-        "items already there are skipped, so importing twice adds nothing. Prints the counts."
+        "items already there are skipped, so importing twice adds nothing. Prints the counts; "
+        "an item that cannot be read is refused with what to fix (stderr, exit 1) and the "
+        "rest is imported. --dry-run writes nothing."
+    ),
+    "migrate": (
+        "Bring every chat of a LongTermMemory installation in one go, read-only from "
+        "LangBot's data folder: profiles from langbot.db, memories from Chroma. Prints per "
+        "chat what is new, already imported and refused; a second run adds nothing. "
+        "Exit 1 when something was refused or could not be read."
     ),
     "verify": (
         "Mark one memory as confirmed by a person (verified: true); prints `ID verified`. "

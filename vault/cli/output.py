@@ -134,6 +134,8 @@ def init_text(data: dict[str, Any]) -> str:
 
 
 def import_text(data: dict[str, Any]) -> str:
+    if data.get("dry_run"):  # the counts an import would give, per chat (migrate: each)
+        return dry_run_line(data)
     text = f"imported {data['imported']} episode(s), {data['skipped']} already present"
     if data.get("deleted"):
         text += f", skipped {data['deleted']} deleted upstream"
@@ -143,4 +145,17 @@ def import_text(data: dict[str, Any]) -> str:
         text += f"; imported {plural(data['profiles'], 'profile')}"
     if data.get("profiles_skipped"):
         text += f"; kept {plural(data['profiles_skipped'], 'existing profile')} as they are"
+    if data.get("refused"):
+        text += f"; refused {len(data['refused'])} (below, with what to fix)"
     return text
+
+
+def dry_run_line(data: dict[str, Any]) -> str:
+    """`chat b1:group_1: 3 new, 2 already imported, 1 refused; profiles: 1 new, 0 kept`."""
+    text = (
+        f"chat {data.get('chat', '-')}: {data['imported']} new, {data['skipped']} already "
+        f"imported, {len(data.get('refused') or [])} refused"
+    )
+    if data.get("deleted"):
+        text += f", {data['deleted']} deleted upstream (not brought back)"
+    return text + f"; profiles: {data['profiles']} new, {data['profiles_skipped']} kept as they are"

@@ -231,3 +231,8 @@ def export_args(p: argparse.ArgumentParser, parents: Parents) -> None:
 def import_args(p: argparse.ArgumentParser, parents: Parents) -> None:
     add_scope(p)
     p.add_argument("file", help="JSON file, or - for standard input")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="write nothing: print how many items are new, already imported or refused",
+    )

@@ -77,8 +77,16 @@ def cmd_import(args: argparse.Namespace) -> int:
         payload = load_json(text, args.file)
     except json.JSONDecodeError as exc:
         raise BadRequestError(f"{args.file} is not JSON (line {exc.lineno}): {exc.msg}") from exc
+    scope = scope_of(args)
+    dry = bool(getattr(args, "dry_run", False))
     try:
-        result = import_payload(open_vault(args), scope_of(args), payload, source="import")
+        result = import_payload(open_vault(args), scope, payload, source="import", dry_run=dry)
     except BadRequestError as exc:
         raise BadRequestError(f"{args.file}: {exc}") from exc
-    return out.emit(args, result, out.import_text)
+    result = {"chat": scope.session_key, "dry_run": dry, **result}
+    code = out.emit(args, result, out.import_text)
+    # A refused item is said where a person and a script both see it: stderr and the exit
+    # code (1, "ran but found problems"); the rest of the file is imported all the same.
+    for refused in result["refused"]:
+        print(f"error: {args.file}: {refused['item']}: {refused['reason']}", file=sys.stderr)
+    return FOUND_PROBLEMS if result["refused"] else code

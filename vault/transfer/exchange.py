@@ -6,21 +6,19 @@ The export is a superset of both LongTermMemory exports (`profiles` like `!memor
 
 from __future__ import annotations
 
-import hashlib
-import re
-import secrets
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from vault.errors import BadRequestError
+from vault.errors import BadInput, BadRequestError
 from vault.format.model import STATUSES, Episode, FormatError, Problem, Profile
-from vault.format.yamlio import format_datetime
 from vault.layout.keys import ScopeId
 from vault.layout.store import StoredEpisode, check_episode_id
 from vault.layout.views import episode_export, iso, profile_json
+from vault.transfer.import_identity import Present
+from vault.transfer.item_origin import IMPORTED_FROM
 from vault.transfer.transfer_items import ImportItem, parse_item
-from vault.transfer.transfer_profiles import parse_profiles, write_profiles
+from vault.transfer.transfer_profiles import ProfileImport, parse_profiles, write_profiles
 from vault.writes import lifecycle
 from vault.writes.episode_create import create_episode_file
 from vault.writes.operations import Vault
@@ -105,44 +103,39 @@ def _episodes_of(payload: Any) -> list[Any]:
 
 
 def import_payload(
-    vault: Vault, scope: ScopeId, payload: Any, *, source: str = "import"
+    vault: Vault,
+    scope: ScopeId,
+    payload: Any,
+    *,
+    source: str = "import",
+    dry_run: bool = False,
 ) -> dict[str, Any]:
     """Import episodes and profiles (our export of either or both, or LongTermMemory's).
 
     Every field an item states is kept (vault.transfer.transfer_items), its status too: an import
     restores what was exported, so items of one file never supersede each other; an active
     keyed item still supersedes this scope's older active memory with the same key. An item
-    whose id already exists here with the same text is skipped, so importing a file twice
-    does not duplicate memories, nor does one of items without ids (the rule: `Present`,
-    below); an id this scope already uses for another memory gets a new one
-    (`renamed`), and `superseded_by` links inside the file follow it.
+    already imported here (its original id is an episode's `imported_from`), or whose id
+    already exists here with the same text, is skipped, so importing a file twice does not
+    duplicate memories, nor does one of items without ids (the rule: `Present`, below); an
+    id this scope already uses for another memory gets a new one (`renamed`), and
+    `superseded_by` links follow it, also to a memory an earlier import brought.
+
+    An item or profile that cannot be read is refused with what to fix (`refused`) and the
+    rest is imported. `dry_run` writes nothing and gives the counts the import would give.
     """
-    items = [
-        parse_item(vault, scope, raw, n, source)
-        for n, raw in enumerate(_episodes_of(payload), start=1)
-    ]
-    entries = payload.get("profiles") if isinstance(payload, dict) else None
-    profiles = parse_profiles(vault, scope, entries) if isinstance(entries, list) else []
-    imported: list[str] = []
-    renamed: dict[str, str] = {}
-    skipped = deleted = 0
+    vault.layout.audit_path(scope)  # a chat that can have no folder refuses the whole import
+    items, profiles, refused = _readable(vault, scope, payload, source)
+    if dry_run:
+        plan = _plan(scope, vault.load_episodes(scope)[0], items)
+        real = [p for p in profiles if p.profile != Profile()]  # as write_profiles counts
+        there = sum(1 for p in real if vault.profile_path(scope, p.speaker).exists())
+        return _result(plan, [c[1] for c in plan.chosen], len(real) - there, there, refused)
     with vault.operation(scope, "import", source=source) as txn:
         before = vault.load_episodes(scope)[0]
-        present = Present.of(scope, before)
-        chosen: list[tuple[ImportItem, str]] = []
-        for item in items:
-            if item.deleted:
-                deleted += 1
-                continue
-            if present.holds(item):  # the rule: Present, below
-                skipped += 1
-                continue
-            new_id = present.new_id(item, _plain_id(item.old_id) if item.old_id else False)
-            if item.old_id and new_id != item.old_id:
-                renamed[item.old_id] = new_id
-            present.claim(new_id)
-            chosen.append((item, new_id))
-        incoming = _settled(vault, before, chosen, renamed)
+        plan = _plan(scope, before, items)
+        incoming = _settled(vault, before, plan)
+        imported: list[str] = []
         for episode in incoming:
             create_episode_file(vault.layout, scope, episode, episode.id, txn)
             imported.append(episode.id)
@@ -151,35 +144,110 @@ def import_payload(
             if change.id in olds:
                 vault.apply(olds[change.id], change, txn, expected_hash=olds[change.id].sha)
         wrote, existed = write_profiles(vault, txn, profiles)
-        summary = f"Imported {len(imported)} L2 episode(s), skipped {skipped + deleted}"
+        summary = f"Imported {len(imported)} L2 episode(s), skipped {plan.skipped + plan.deleted}"
+        if refused:
+            summary += f", refused {len(refused)}"
         txn.record("import", "episode", scope.session_key, summary)
+    return _result(plan, imported, wrote, existed, refused)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """An item or profile the import did not take, and what to fix in it."""
+
+    what: str  # "episode 3", "profile 2"
+    reason: str
+
+    def line(self) -> str:
+        return f"{self.what}: {self.reason}"
+
+
+def _refusal(what: str, exc: Exception) -> Refusal:
+    text = str(exc)
+    return Refusal(what, text[len(what) + 2 :] if text.startswith(f"{what}: ") else text)
+
+
+def _readable(
+    vault: Vault, scope: ScopeId, payload: Any, source: str
+) -> tuple[list[ImportItem], list[ProfileImport], list[Refusal]]:
+    """Each item and profile read on its own: one that cannot be is refused, not the file."""
+    items: list[ImportItem] = []
+    refused: list[Refusal] = []
+    for n, raw in enumerate(_episodes_of(payload), start=1):
+        try:
+            items.append(parse_item(vault, scope, raw, n, source))
+        except BadInput as exc:
+            refused.append(_refusal(f"episode {n}", exc))
+    entries = payload.get("profiles") if isinstance(payload, dict) else None
+    profiles: list[ProfileImport] = []
+    for n, entry in enumerate(entries if isinstance(entries, list) else [], start=1):
+        try:
+            profiles += parse_profiles(vault, scope, [entry], first=n)
+        except BadInput as exc:
+            refused.append(_refusal(f"profile {n}", exc))
+    return items, profiles, refused
+
+
+@dataclass
+class _Plan:
+    chosen: list[tuple[ImportItem, str]] = field(default_factory=list)
+    links: dict[str, str] = field(default_factory=dict)  # an item's id -> its id here
+    origins: dict[str, str] = field(default_factory=dict)  # imported earlier: origin -> id
+    renamed: dict[str, str] = field(default_factory=dict)
+    skipped: int = 0
+    deleted: int = 0
+
+
+def _plan(scope: ScopeId, before: list[StoredEpisode], items: list[ImportItem]) -> _Plan:
+    """Which items are new here and the id each gets (reads nothing, writes nothing)."""
+    present = Present.of(scope, before)
+    plan = _Plan(origins=dict(present.origins))
+    for item in items:
+        if item.deleted:
+            plan.deleted += 1
+            continue
+        if present.holds(item):  # the rule: Present, below
+            plan.skipped += 1
+            continue
+        new_id = present.new_id(item, _plain_id(item.old_id) if item.old_id else False)
+        if item.old_id and new_id != item.old_id:
+            plan.renamed[item.old_id] = new_id
+        if item.old_id:
+            plan.links[item.old_id] = new_id
+        present.claim(new_id)
+        plan.chosen.append((item, new_id))
+    return plan
+
+
+def _result(
+    plan: _Plan, imported: list[str], wrote: int, existed: int, refused: list[Refusal]
+) -> dict[str, Any]:
     return {
         "imported": len(imported),
-        "skipped": skipped,  # already present here (Present)
-        "already_present": skipped,
-        "deleted": deleted,
+        "skipped": plan.skipped,  # already present here (Present)
+        "already_present": plan.skipped,
+        "deleted": plan.deleted,
         "ids": imported,
-        "renamed": renamed,
+        "renamed": plan.renamed,
         "profile": wrote > 0,
         "profiles": wrote,
         "profiles_skipped": existed,  # a profile file already there is never merged over
+        "refused": [{"item": r.what, "reason": r.reason} for r in refused],
     }
 
 
-def _settled(
-    vault: Vault,
-    before: list[StoredEpisode],
-    chosen: list[tuple[ImportItem, str]],
-    renamed: dict[str, str],
-) -> list[Episode]:
-    """The imported episodes as they will be written (vault.writes.lifecycle): links follow renamed
-    ids, a link naming nothing is dropped (archived), and per key the newest memory, old or
-    imported, is the active one. Refuses first (nothing written) when an existing memory it
-    supersedes holds a secret (vault.git.secret_guard)."""
+def _settled(vault: Vault, before: list[StoredEpisode], plan: _Plan) -> list[Episode]:
+    """The imported episodes as they will be written (vault.writes.lifecycle): links follow the
+    ids their targets got here (in this import or an earlier one), a link naming nothing is
+    dropped (archived), and per key the newest memory, old or imported, is the active one.
+    Refuses first (nothing written) when an existing memory it supersedes holds a secret
+    (vault.git.secret_guard)."""
     incoming = []
-    for item, new_id in chosen:
+    for item, new_id in plan.chosen:
         link = item.episode.superseded_by
-        link = renamed.get(link, link) if link else None
+        # An upstream link may name a memory an earlier import brought (by its origin id).
+        earlier = plan.origins if IMPORTED_FROM in dict(item.episode.extra) else {}
+        link = plan.links.get(link) or earlier.get(link, link) if link else None
         incoming.append(replace(item.episode, id=new_id, superseded_by=link))
     existing = [s.episode for s in before]
     fixes = {c.id: c for c in lifecycle.imported_links(existing, incoming)}
@@ -203,106 +271,3 @@ def _plain_id(value: str) -> bool:
     except BadRequestError:
         return False
     return True
-
-
-# --------------------------------------------------------------------------- identity
-# Which imported items a chat holds already, so a second import of a file adds nothing.
-#
-# The rule (README, "Export and import keep everything"):
-#
-# - An item with an `id` is already present when this chat has a memory with that id and
-#   either the same text or the same speaker and created_at (the text was edited since: a
-#   person's edit is never overwritten, and never duplicated either).
-# - Every item also has an identity: a hash of the chat, its `id` (if any), its speaker id,
-#   its created_at as the item states it (none if it states none) and its text as stored
-#   (redacted). An item that cannot keep its own id (it has none, or this chat uses it for
-#   another memory) is written under an id made of that hash, `ep_YYYYMMDD_` + 12 hex
-#   digits, so the next import of the same item finds that id, even after a person edited
-#   the memory's text or status. The id is the record: no other file remembers imports.
-# - An item without an `id` is also already present when a memory of this chat has the same
-#   speaker and text (and the same created_at, if the item states one): a memory an earlier
-#   MemVault imported under a random id, or one remembered by hand.
-#
-# Items are compared with what the chat held before the import, never with each other: a
-# file's items are all written (two alike get two ids), and a second import finds each.
-
-_DERIVED = re.compile(r"ep_\d{8}_([0-9a-f]{12})")
-
-
-def identity(scope: ScopeId, item: ImportItem) -> str:
-    """12 hex digits of the item's identity (48 bits: no two of a chat's items meet)."""
-    episode = item.episode
-    parts = (
-        scope.index_key,
-        item.old_id,
-        episode.speaker.id if episode.speaker else "",
-        format_datetime(episode.created_at) if item.dated else "",
-        episode.body,
-    )
-    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:12]
-
-
-def _speaker(episode: Episode) -> str:
-    return episode.speaker.id if episode.speaker else ""
-
-
-@dataclass
-class Present:
-    """What the target chat holds, grown by each item the import writes."""
-
-    scope: ScopeId
-    by_id: dict[str, Episode] = field(default_factory=dict)
-    taken: set[str] = field(default_factory=set)  # ids written by this import
-    derived: set[str] = field(default_factory=set)
-    said: set[tuple[str, str]] = field(default_factory=set)  # (speaker, text)
-    dated: set[tuple[str, str, str]] = field(default_factory=set)  # (speaker, when, text)
-
-    @classmethod
-    def of(cls, scope: ScopeId, stored: list[StoredEpisode]) -> Present:
-        present = cls(scope)
-        for s in stored:
-            present.add(s.episode.id, s.episode)
-        return present
-
-    def add(self, episode_id: str, episode: Episode) -> None:
-        self.by_id[episode_id] = episode
-        if match := _DERIVED.fullmatch(episode_id):
-            self.derived.add(match.group(1))
-        who = _speaker(episode)
-        self.said.add((who, episode.body))
-        self.dated.add((who, format_datetime(episode.created_at), episode.body))
-
-    def claim(self, episode_id: str) -> None:
-        """An id this import writes: taken, but not a memory later items are compared to."""
-        self.taken.add(episode_id)
-
-    def _used(self, episode_id: str) -> bool:
-        return episode_id in self.by_id or episode_id in self.taken
-
-    def holds(self, item: ImportItem) -> bool:
-        new = item.episode
-        old = self.by_id.get(item.old_id) if item.old_id else None
-        if old is not None and (
-            old.body == new.body
-            or (old.created_at == new.created_at and _speaker(old) == _speaker(new))
-        ):
-            return True
-        if identity(self.scope, item) in self.derived:
-            return True
-        if item.old_id:
-            return False
-        who = _speaker(new)
-        if item.dated:
-            return (who, format_datetime(new.created_at), new.body) in self.dated
-        return (who, new.body) in self.said
-
-    def new_id(self, item: ImportItem, valid: bool) -> str:
-        """The item's own id when valid and free here, else its derived one (a random one
-        only if even that is taken, which takes two items 48 bits alike)."""
-        if item.old_id and valid and not self._used(item.old_id):
-            return item.old_id
-        stamp = f"ep_{item.episode.created_at:%Y%m%d}_"
-        chosen = stamp + identity(self.scope, item)
-        while self._used(chosen):
-            chosen = stamp + secrets.token_hex(3)
-        return chosen

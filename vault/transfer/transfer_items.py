@@ -5,7 +5,10 @@ An item is MemVault's own export (every front-matter field, unknown ones under `
 LongTermMemory's (`timestamp`, `sender_id`, `sender_name`, importance 1..5, upstream's
 `deleted` status). Whatever an item states is kept as stated; what it leaves out gets the
 default a file without that line gets, so an export read back is the episode it came from.
-Each error names the item (`episode 3: ...`) and what to write instead.
+A field MemVault has no field for is kept under `extra` with its own name, and an item that
+is not one of MemVault's exports keeps the id it came with as `extra.imported_from`
+(docs/FORMAT.md, "Imported memories"). Each error names the item (`episode 3: ...`) and
+what to write instead.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from vault.format.redact_forms import redact_name
 from vault.format.yamlio import dump, load_block, parse_datetime, to_bool, to_float
 from vault.layout.keys import ScopeId
 from vault.redaction.redact import redact
+from vault.transfer.item_origin import EPOCH_TEXT, ISO, epoch, foreign_fields
 from vault.writes.new_episode import NewEpisode
 
 if TYPE_CHECKING:
@@ -39,7 +43,6 @@ if TYPE_CHECKING:
 # Upstream's status for a memory its user deleted: MemVault deletes by removing the file, so
 # such an item is not brought back (it is counted as skipped, never imported as active).
 DELETED = "deleted"
-_ISO = "use ISO-8601 such as 2026-03-14T00:00:00Z"
 
 
 @dataclass(frozen=True)
@@ -151,13 +154,18 @@ def _choice(item: dict[str, Any], name: str, options: tuple[str, ...], number: i
 
 def _when(item: dict[str, Any], names: tuple[str, ...], number: int) -> datetime | None:
     for name in names:
-        raw = json_text(item.get(name), name, _failer(number))
+        value = item.get(name)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return epoch(value, _fail(number, f"invalid {_label(name)} {value!r}; {ISO}"))
+        raw = json_text(value, name, _failer(number))
         if raw in (None, ""):
             continue
+        if EPOCH_TEXT.fullmatch(raw.strip()):  # "1700000000", as hand-made files write it
+            return epoch(float(raw), _fail(number, f"invalid {_label(name)} {raw!r}; {ISO}"))
         try:
             return parse_datetime(raw)
         except ValueError as exc:
-            raise _fail(number, f"invalid {_label(name)} {raw!r}; {_ISO}") from exc
+            raise _fail(number, f"invalid {_label(name)} {raw!r}; {ISO}") from exc
     return None
 
 
@@ -287,13 +295,19 @@ def parse_item(vault: Vault, scope: ScopeId, item: Any, number: int, source: str
             raise
         raise _fail(number, str(exc)) from exc
     verified = _flag(item.get("verified"), number)
+    given_id = item.get("id") if item.get("id") not in (None, "") else item.get("episode_id")
+    old_id = (json_ident(given_id, "id", _failer(number)) or "").strip()
+    given_extra = item.get("extra")
+    foreign = foreign_fields(item, old_id, stated)
+    if isinstance(given_extra, dict):  # what the item's own `extra` says wins
+        foreign = {k: v for k, v in foreign.items() if k not in given_extra} | given_extra
+    elif given_extra not in (None, {}):
+        _extra(given_extra, number)  # refused with the one message
     changes: dict[str, Any] = {
         "verified": default_verified(origin) if verified is None else verified,
         "superseded_by": _text(item, "superseded_by", number),
-        "extra": _extra(item.get("extra"), number),
+        "extra": _extra(foreign, number),
     }
     if "updated_at" in item:  # as exported (null: no MemVault operation had written it)
         changes["updated_at"] = _when(item, ("updated_at",), number)
-    given_id = item.get("id") if item.get("id") not in (None, "") else item.get("episode_id")
-    old_id = (json_ident(given_id, "id", _failer(number)) or "").strip()
     return ImportItem(replace(episode, **changes), old_id, deleted, created is not None)

@@ -25,6 +25,7 @@ from vault.format.profiles import PROFILE_FIELDS, parse_profile, render_profile
 from vault.format.redact_forms import redact_name
 from vault.format.yamlio import parse_datetime
 from vault.redaction.redact import redact
+from vault.transfer.ltm_profiles import is_ltm_profile, ltm_profile
 from vault.transfer.transfer_items import Fail, as_yaml, json_ident, json_text, json_texts
 from vault.writes.redact_write import scrub_all
 
@@ -104,6 +105,12 @@ def _profile(
     raw: dict[str, Any], what: str, limits: ProfileLimits = DEFAULT_PROFILE_LIMITS
 ) -> Profile:
     fail = _failer(what)
+    if is_ltm_profile(raw):  # LongTermMemory's own shape (slots beside plain items)
+        raw = ltm_profile(raw)
+    elif unknown := {k: v for k, v in raw.items() if k not in PROFILE_FIELDS and k != "extra"}:
+        given_extra = raw.get("extra")  # a field MemVault does not know is kept, never dropped
+        if given_extra in (None, {}) or isinstance(given_extra, dict):
+            raw = raw | {"extra": unknown | (given_extra or {})}
     traits = json_texts(raw.get("traits"), "traits", fail)
     preferences = json_texts(raw.get("preferences"), "preferences", fail)
     given = Profile(
@@ -123,11 +130,14 @@ def _profile(
         raise BadRequestError(f"{what} cannot be saved: {exc}") from exc
 
 
-def parse_profiles(vault: Vault, scope: ScopeId, entries: list[Any]) -> list[ProfileImport]:
-    """Every importable entry, checked whole before anything is written: a speaker id that
-    can have no file refuses the import (UnsafeNameError), even for a blank profile."""
+def parse_profiles(
+    vault: Vault, scope: ScopeId, entries: list[Any], *, first: int = 1
+) -> list[ProfileImport]:
+    """Every importable entry (numbered from `first` in messages), checked before anything
+    is written: a speaker id that can have no file is refused (UnsafeNameError), even for a
+    blank profile."""
     found: list[ProfileImport] = []
-    for number, entry in enumerate(entries, start=1):
+    for number, entry in enumerate(entries, start=first):
         if not isinstance(entry, dict) or not isinstance(entry.get("profile"), dict):
             continue  # not a profile entry (upstream skips those too)
         fail = _failer(f"profile {number}")

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
 from langbot_plugin.api.definition.components.command.command import Command
 from langbot_plugin.api.entities.builtin.command.context import CommandReturn, ExecuteContext
@@ -27,6 +28,7 @@ from . import memory_actions as act
 from . import memory_bulk as bulk
 from . import memory_candidates as cand
 from . import memory_events as events
+from . import memory_migrate as migrate
 from . import memory_transfer as transfer
 from .memory_consolidate import consolidate
 from .memory_health import health
@@ -43,6 +45,8 @@ class Spec:
     help: str
     aliases: tuple[str, ...] = ()
     needs_memory: bool = True  # False: runs even when the vault or index is unavailable
+    # Reads from the host first, on the event loop (async SDK calls), before `run`.
+    prepare: Callable[[Any, act.Call], Awaitable[act.Call]] | None = None
 
 
 OVERVIEW = "overview: scope, profiles, episode counts, vault"
@@ -79,6 +83,13 @@ SPECS: tuple[Spec, ...] = (
         ("e",),
     ),
     Spec("import", transfer.import_l2, "!memory import l2 <json>", "import episodes (JSON)"),
+    Spec(
+        "migrate",
+        migrate.migrate_ltm,
+        "!memory migrate ltm [--dry-run] [--kb <uuid>]",
+        "bring LongTermMemory's memories of every chat (dry run: counts only)",
+        prepare=migrate.fetch,
+    ),
     Spec("history", transfer.history, "!memory history <id>", "git history of a memory's file"),
     Spec("candidates", cand.candidates, "!memory candidates [page]", "proposed memories to review"),
     Spec(
@@ -153,6 +164,8 @@ class Memory(Command):
             if spec.needs_memory:  # MemoryUnavailableError: answered below, by its kind
                 vault, engine = call.memory.require()
                 call = replace(call, vault=vault, engine=engine)
+            if spec.prepare is not None:
+                call = await spec.prepare(self.plugin, call)
             text = await call.memory.run(spec.run, call)
         except act.Reply as reply:
             text, outcome = reply.text, reply.outcome

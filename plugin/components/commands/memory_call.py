@@ -46,6 +46,7 @@ class Call:
     engine: Engine | None = None
     kb_state: str = "unknown"  # none | inactive | active | unknown (pipeline_memory.kb_state)
     kb_id: str | None = None
+    fetched: Any = None  # what a Spec's `prepare` read from the host first (memory_migrate)
 
     @property
     def v(self) -> Vault:

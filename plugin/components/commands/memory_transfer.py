@@ -173,6 +173,10 @@ def import_text(result: dict[str, Any]) -> str:
             f" Kept {result['profiles_skipped']} existing profile(s) as they are (an import "
             "never merges over one: edit it with !memory or the console)."
         )
+    if refused := result.get("refused"):  # the rest was imported; these say what to fix
+        lines = [f"{r['item']}: {r['reason']}" for r in refused[:5]]
+        more = f" (and {len(refused) - 5} more)" if len(refused) > 5 else ""
+        text += f" Refused {len(refused)}{more}: " + "; ".join(lines)
     return text
 
 

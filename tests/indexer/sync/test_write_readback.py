@@ -185,13 +185,15 @@ def test_import_is_refused_or_every_item_found(session, items):
         try:
             scope = ScopeId("bot-1", session)
             result = import_payload(vault, scope, {"episodes": items})
-        except BAD_INPUT as exc:
+        except BAD_INPUT as exc:  # a chat that can have no folder: nothing is written
             assert str(exc)
-            assert _bad_name(session) or any(not i["content"].strip() for i in items), exc
+            assert _bad_name(session), exc
             assert _md_files(vault.root) == []
             return
         event(f"imported {result['imported']}")
-        assert result["imported"] + result["skipped"] == len(items)
+        blank = [f"episode {n}" for n, i in enumerate(items, 1) if not i["content"].strip()]
+        assert [r["item"] for r in result["refused"]] == blank  # refused one by one (issue 24)
+        assert result["imported"] + result["skipped"] + len(blank) == len(items)
         for episode_id in result["ids"]:
             _assert_found(vault, scope, episode_id)
 
@@ -218,16 +220,20 @@ def test_imported_profiles_read_back_as_written(session, profiles):
     with tmp:
         try:
             scope = ScopeId("bot-1", session)
-            import_payload(vault, scope, {"episodes": [], "profiles": profiles})
+            result = import_payload(vault, scope, {"episodes": [], "profiles": profiles})
         except BAD_INPUT as exc:
-            assert _bad_name(session) or any(_bad_name(p["sender_id"].strip()) for p in profiles)
+            assert _bad_name(session)
             assert str(exc)
             return
         assert check_vault(vault.root).problems == ()
-        for entry in profiles:
+        refused = {r["item"] for r in result["refused"]}
+        for number, entry in enumerate(profiles, start=1):
             sender = entry["sender_id"].strip()
             if entry["type"] == "speaker" and not sender:
                 continue  # a blank sender is "unknown": nothing to file it under
+            if entry["type"] == "speaker" and _bad_name(sender):
+                assert f"profile {number}" in refused  # refused alone, with its reason
+                continue
             speaker = sender if entry["type"] == "speaker" else None
             path = vault.profile_path(scope, speaker)
             if not path.exists():
@@ -376,9 +382,10 @@ def test_a_bad_session_with_bot_isolation_is_refused_before_any_file(tmp_path, s
     assert _md_files(root) == []
 
 
-def test_an_import_with_an_unusable_speaker_id_is_refused_whole(tmp_path):
+def test_an_import_with_an_unusable_speaker_id_refuses_that_profile(tmp_path):
     # Found by hypothesis: speaker id "." with a blank profile was accepted (nothing to
     # write), so the same payload passed or failed depending on the profile's content.
+    # Since issue 24 the profile is refused alone, with its reason, whatever it holds.
     init_vault(tmp_path)
     vault = Vault(tmp_path)
     scope = ScopeId("bot-1", "group_1")
@@ -386,6 +393,9 @@ def test_an_import_with_an_unusable_speaker_id_is_refused_whole(tmp_path):
         "episodes": [{"content": "The book club meets on Fridays"}],
         "profiles": [{"type": "speaker", "sender_id": ".", "profile": {"name": " "}}],
     }
-    with pytest.raises(ValueError, match="speaker id"):
-        import_payload(vault, scope, payload)
-    assert vault.load_episodes(scope)[0] == []
+    result = import_payload(vault, scope, payload)
+    (refused,) = result["refused"]
+    assert refused["item"] == "profile 1" and "speaker id" in refused["reason"]
+    assert [s.episode.body for s in vault.load_episodes(scope)[0]] == [
+        "The book club meets on Fridays"
+    ]

@@ -185,12 +185,14 @@ def test_import_redacts_episodes_and_profiles_and_a_second_import_skips(vault, s
         assert places_holding(vault.root, secret) == []
 
 
-def test_an_import_with_a_bare_secret_writes_nothing(vault, scope):
-    before = head(vault.root)
+def test_an_import_with_a_bare_secret_refuses_that_item_only(vault, scope):
     payload = {"episodes": [{"content": "Hana moved to Osaka"}, {"content": CARD}]}
-    with pytest.raises(BadRequestError, match="episode 2: the content is only a secret"):
-        import_payload(vault, scope, payload)
-    assert head(vault.root) == before and vault.list_episodes(scope).items == ()
+    result = import_payload(vault, scope, payload)
+    (refused,) = result["refused"]
+    assert refused["item"] == "episode 2"
+    assert refused["reason"].startswith("the content is only a secret")
+    assert [s.episode.body for s in vault.load_episodes(scope)[0]] == ["Hana moved to Osaka"]
+    assert places_holding(vault.root, CARD) == []
 
 
 def test_console_api_writes_keep_no_secret(vault, scope):
