@@ -106,11 +106,19 @@ def _order(key: tuple[str | None, str, str]) -> tuple[str, str, str]:
     return (bot or "", isolation, session)
 
 
+def _counts(result: dict[str, Any]) -> int:
+    names = ("imported", "skipped", "deleted", "profiles", "profiles_skipped")
+    return sum(result[n] for n in names) + len(result["refused"])
+
+
 def migration_text(done: Migration) -> str:
     """Per chat: new / already imported / refused (with what to fix), then the totals."""
     verb = "would import" if done.dry_run else "imported"
     lines = [f"LongTermMemory -> MemVault{' (dry run: nothing written)' if done.dry_run else ''}"]
+    empty = [c for c in done.chats if c.result is not None and not _counts(c.result)]
     for c in done.chats:
+        if c in empty:
+            continue
         where = "memories shared by the whole bot" if c.isolation == "bot" else "chat"
         if c.result is None:
             lines.append(f"  {where} {c.chat}: refused: {c.refused_whole}")
@@ -127,6 +135,8 @@ def migration_text(done: Migration) -> str:
         lines.append(line)
         lines += [f"    refused {x['item']}: {x['reason']}" for x in r["refused"]]
     lines += [f"  refused {u.what}: {u.reason}" for u in done.unplaced]
+    if empty:  # upstream writes an empty profile for every chat and speaker it meets
+        lines.append(f"  {len(empty)} chat(s) with nothing to bring (empty profiles only)")
     if done.probes:
         lines.append(f"  skipped {done.probes} leftover health-check record(s) (no memories)")
     if any(c.isolation == "bot" for c in done.chats):

@@ -33,6 +33,7 @@ from vault.layout.keys import GLOBAL_USER_KEY, ScopeId
 PROBE_ID_PREFIX = "ltm-health-"
 PROBE_SOURCE = "health_probe"
 UPSTREAM_STATUSES = ("active", "superseded", "archived", "deleted")
+HOST_KEY_PREFIX = "_langbot_"
 _CHAT_PREFIXES = ("ps:", "pp:", "audit:", "candidates:", "inj:")
 
 
@@ -153,7 +154,13 @@ def l2_item(item: dict[str, Any]) -> dict[str, Any]:
     if status and status not in UPSTREAM_STATUSES:
         shaped["imported_status"] = meta.get("status")
     # bot_uuid, user_key, imported_episode_id, document_id, anything newer: kept (extra).
-    return shaped | {str(k): v for k, v in meta.items() if k not in shaped and k != "content"}
+    # Not the keys LangBot adds to every row of its own (`_langbot_instance_uuid`,
+    # `_langbot_knowledge_base_uuid`, `_langbot_workspace_uuid`, seen on 4.11.2): no memory's.
+    return shaped | {
+        str(k): v
+        for k, v in meta.items()
+        if k not in shaped and k != "content" and not str(k).startswith(HOST_KEY_PREFIX)
+    }
 
 
 def l2_scope(user_key: Any, audit_chat: Callable[[str | None], str | None]) -> ScopeId:

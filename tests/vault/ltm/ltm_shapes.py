@@ -214,5 +214,11 @@ def installation() -> tuple[list[tuple[str, bytes]], list[dict[str, Any]]]:
         "source": "agent",
         "status": "active",
     }
-    vectors.append(vector_item(dm, f"{BOT}:{DM}", imported_episode_id="0123456789ab"))
+    # LangBot 4.11.2 adds its own keys to every row (measured on a real host): not memory.
+    host = {
+        "_langbot_instance_uuid": "instance_3d1c2b4a",
+        "_langbot_knowledge_base_uuid": "7c1f0e2a",
+        "_langbot_workspace_uuid": "ws-default",
+    }
+    vectors.append(vector_item(dm, f"{BOT}:{DM}", imported_episode_id="0123456789ab", **host))
     return rows, vectors

@@ -172,10 +172,12 @@ def test_chat_and_sender_names_with_colons_as_langbot_makes_them(vault):
         storage(f"ps:{key}", empty),
         storage(f"pp:{key}:{sender}", SPEAKER_PROFILE),
         storage(f"pp:{key}:other:{sid}", empty),
+        storage(f"ps:{BOT}:group_websocketgroup_{pipeline}:quiet", empty),
     ]
     done = migrate(vault, rows, [vector_item(L2_EPISODES[0], key)])
     assert done.refused == 0
-    (result,) = [c.result for c in done.chats]
+    assert "1 chat(s) with nothing to bring (empty profiles only)" in migration_text(done)
+    (result,) = [c.result for c in done.chats if c.chat == key]
     assert (result["imported"], result["profiles"], result["profiles_skipped"]) == (1, 1, 0)
     scope = ScopeId(BOT, chat)
     assert vault.read_profile(scope, sender).name == "Alice"  # the whole sender id
