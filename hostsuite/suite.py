@@ -58,6 +58,7 @@ from hostsuite.framework import Turn, registered
 from hostsuite.host import Host, SuiteError, log, wait_for
 from hostsuite.llm_requests import Contents, requests_for, table, take_apart
 from hostsuite.local_agent import LOCAL_AGENT_ID, RUNNER_ID, prepare_local_agent
+from hostsuite.ltm import phase as checks_ltm
 from hostsuite.rig import HostRig
 
 REPO = Path(__file__).resolve().parents[1]
@@ -75,6 +76,7 @@ CHECKS = (
     checks_scope,
     checks_candidates,
     checks_events,
+    checks_ltm,
     checks_host_index,
     checks_package,
 )

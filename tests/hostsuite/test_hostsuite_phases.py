@@ -25,6 +25,7 @@ ORDER = [
     "isolation=bot",
     "candidates from a real turn",
     "key events through the tool loop",
+    "LongTermMemory round trip",  # issue 24: LongTermMemory's own writes, then the migration
     "index: host on Chroma",  # issue 23: the host's vector databases
     "index: host on Milvus Lite",  # restarts LangBot with vdb: milvus
     "package install",

@@ -37,7 +37,8 @@ TOOLS: dict[str, tuple[str, dict[str, Any], tuple[str, str]]] = {
     ),
     "update_event": ("UpdateEvent", {"id": EVENT, "note": "x"}, ("module", "update_event")),
     "close_event": ("CloseEvent", {"id": EVENT, "resolution": "x"}, ("module", "close_event")),
-    "list_events": ("ListEvents", {}, ("module", "load_events")),
+    # listing goes through event_tools (the speaker alone, or their linked person's ids)
+    "list_events": ("ListEvents", {}, ("memvault_plugin.event_tools", "load_events")),
 }
 MESSAGE = "the thing it needs refused: fix that, then retry"
 # Where a tool words one kind itself, on purpose: forget says nothing was deleted (upstream
@@ -75,9 +76,8 @@ def raising(exc: MemVaultError):
 def break_call(monkeypatch, plug, name: str, exc: MemVaultError) -> None:
     _, _, (where, attr) = TOOLS[name]
     vault, engine = plug.memory.require()
-    target = {"vault": vault, "engine": engine}.get(where) or importlib.import_module(
-        f"components.tools.{name}"
-    )
+    module = f"components.tools.{name}" if where == "module" else where
+    target = {"vault": vault, "engine": engine}.get(where) or importlib.import_module(module)
     monkeypatch.setattr(target, attr, raising(exc))
 
 

@@ -17,6 +17,7 @@ from memvault_cli.main import LAYERS, build_parser
 from tests.plugin.tools.test_tools import call, scope
 from vault.cli.commands import cmd_profile
 from vault.layout.keys import ScopeId
+from vault.writes import profile_ops
 from vault.writes.create import init_vault
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit
@@ -43,6 +44,9 @@ def edits(monkeypatch) -> list[tuple[ProfileEdit, dict[str, Any]]]:
         return original(self, edit, **kw)
 
     monkeypatch.setattr(Vault, "update_profile", spy)
+    # The console's edit checks what the person saw first (profile_ops.update_seen_profile),
+    # which calls the module's function, not the bound method: the same write, spied there.
+    monkeypatch.setattr(profile_ops, "update_profile", spy)
     return seen
 
 
@@ -79,7 +83,7 @@ async def test_one_profile_edit_is_one_value_at_every_entrance(plugin, opted_in,
     assert (tool.value, tool.speaker, tool.fact_key) == ("coffee: oat flat white", "u1", None)
     assert [tool_kw, console_kw, cli_kw] == [
         {"source": "agent", "query_id": 7},
-        {"source": "console", "expected_hash": None},
+        {"source": "console", "query_id": None, "expected_hash": None},
         {"source": "user"},
     ]
 

@@ -126,6 +126,14 @@ def import_payload(
     """
     vault.layout.audit_path(scope)  # a chat that can have no folder refuses the whole import
     items, profiles, refused = _readable(vault, scope, payload, source)
+    if refused and not items and not profiles:
+        # Nothing in it could be read: that is a bad file, said as one error (exit 2, HTTP
+        # 400, a failed upload), not a success that imported nothing.
+        raise BadRequestError(
+            "; ".join(r.line() for r in refused[:5])
+            + (f" (and {len(refused) - 5} more)" if len(refused) > 5 else "")
+            + ": fix the file and import it again"
+        )
     if dry_run:
         plan = _plan(scope, vault.load_episodes(scope)[0], items)
         real = [p for p in profiles if p.profile != Profile()]  # as write_profiles counts
