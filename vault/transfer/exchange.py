@@ -132,7 +132,6 @@ def import_payload(
         raise BadRequestError(
             "; ".join(r.line() for r in refused[:5])
             + (f" (and {len(refused) - 5} more)" if len(refused) > 5 else "")
-            + ": fix the file and import it again"
         )
     if dry_run:
         plan = _plan(scope, vault.load_episodes(scope)[0], items)

@@ -455,13 +455,11 @@ async def test_import_upstream_json_with_spaces_inside_strings(plugin, host):
         ('!memory import l2 {"episodes": 3}', "L2 import JSON must be a list or an object with "
          "episodes."),
         ("!memory import l2 [1, 2]", "Each imported episode must be an object."),
-        ('!memory import l2 [{"content": "  "}]', "[Memory] Imported 0 L2 episode(s). Refused 1: "
-         "episode 1: content cannot be empty"),
+        ('!memory import l2 [{"content": "  "}]', "[Memory] episode 1: content cannot be empty"),
         ('!memory import l2 [{"content": "x", "importance": "high"}]',
-         "[Memory] Imported 0 L2 episode(s). Refused 1: episode 1: importance must be an "
-         "integer from 1 to 5"),
+         "[Memory] episode 1: importance must be an integer from 1 to 5"),
         ('!memory import l2 [{"content": "x", "timestamp": "yesterday"}]',
-         "[Memory] Imported 0 L2 episode(s). Refused 1: episode 1: invalid timestamp "
+         "[Memory] episode 1: invalid timestamp "
          "'yesterday'; use ISO-8601 such as 2026-03-14T00:00:00Z, or epoch seconds / "
          "milliseconds"),
     ],
