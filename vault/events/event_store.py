@@ -18,9 +18,9 @@ from vault.errors import BadRequestError
 from vault.events.event_file import EVENT_STATUSES, Event, event_id_problem, parse_event
 from vault.files.safewrite import content_hash
 from vault.format.model import FormatError, Problem
+from vault.layout.chats import bots_with
 from vault.layout.layout import (
     EVENTS_DIR,
-    NOBOT,
     PEOPLE_DIR,
     Layout,
     is_ignored,
@@ -200,17 +200,4 @@ def people_with_events(layout: Layout, bot: str | None) -> list[PersonEvents]:
 
 def bots_with_people(layout: Layout) -> list[str | None]:
     """Bots (None = no bot) that have a people/ folder."""
-    bots = layout.root / "bots"
-    if not bots.is_dir() or bots.is_symlink():
-        return []
-    found: list[str | None] = []
-    with os.scandir(bots) as entries:
-        for entry in sorted(entries, key=lambda e: e.name):
-            if not entry.is_dir(follow_symlinks=False) or is_ignored(entry.name):
-                continue
-            if not (bots / entry.name / PEOPLE_DIR).is_dir():
-                continue
-            bot = None if entry.name == NOBOT else folder_id(bots / entry.name)
-            if entry.name == NOBOT or bot is not None:
-                found.append(bot)
-    return found
+    return bots_with(layout, PEOPLE_DIR)

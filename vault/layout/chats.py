@@ -8,6 +8,7 @@ existing chats closest to what was typed.
 from __future__ import annotations
 
 import difflib
+import os
 from pathlib import Path
 
 from vault.errors import NotFoundError
@@ -84,3 +85,22 @@ def require_chat(layout: Layout, scope: ScopeId) -> None:
     error = missing_chat(layout, scope)
     if error is not None:
         raise error
+
+
+def bots_with(layout: Layout, folder: str) -> list[str | None]:
+    """Bots (None = no bot) whose folder holds a `folder` directory (people/, persons/),
+    sorted by folder name; symlinked and ignored folders are not walked."""
+    bots = layout.root / "bots"
+    if not bots.is_dir() or bots.is_symlink():
+        return []
+    found: list[str | None] = []
+    with os.scandir(bots) as entries:
+        for entry in sorted(entries, key=lambda e: e.name):
+            if not entry.is_dir(follow_symlinks=False) or is_ignored(entry.name):
+                continue
+            if not (bots / entry.name / folder).is_dir():
+                continue
+            bot = None if entry.name == NOBOT else folder_id(bots / entry.name)
+            if entry.name == NOBOT or bot is not None:
+                found.append(bot)
+    return found

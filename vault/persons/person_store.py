@@ -18,7 +18,8 @@ from pathlib import Path
 
 from vault.files.safewrite import content_hash
 from vault.format.model import FormatError, Problem
-from vault.layout.layout import NOBOT, PERSON_FILE, PERSONS_DIR, Layout, is_ignored
+from vault.layout.chats import bots_with
+from vault.layout.layout import PERSON_FILE, PERSONS_DIR, Layout, is_ignored
 from vault.layout.links import read_vault_file
 from vault.layout.names import UnsafeNameError, folder_id, is_hashed
 from vault.persons.person_file import Person, parse_person
@@ -243,17 +244,4 @@ def refuse_foreign_folder(layout: Layout, bot: str | None, person_id: str) -> No
 
 def bots_with_persons(layout: Layout) -> list[str | None]:
     """Bots (None = no bot) that have a persons/ folder (what `check` and the console list)."""
-    bots = layout.root / "bots"
-    if not bots.is_dir() or bots.is_symlink():
-        return []
-    found: list[str | None] = []
-    with os.scandir(bots) as entries:
-        for entry in sorted(entries, key=lambda e: e.name):
-            if not entry.is_dir(follow_symlinks=False) or is_ignored(entry.name):
-                continue
-            if not (bots / entry.name / PERSONS_DIR).is_dir():
-                continue
-            bot = None if entry.name == NOBOT else folder_id(bots / entry.name)
-            if entry.name == NOBOT or bot is not None:
-                found.append(bot)
-    return found
+    return bots_with(layout, PERSONS_DIR)
