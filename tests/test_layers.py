@@ -96,8 +96,8 @@ SUBPACKAGE_ORDER = {
         "candidates", "events", "transfer", "health", "cli",
     ),
     "indexer": (
-        "backends", "gate", "sync", "retrieval", "engine", "status", "supersede", "probe",
-        "evaluate", "health", "jobs", "cli",
+        "backends", "gate", "sync", "retrieval", "same_fact", "dedupe", "engine", "status",
+        "supersede", "probe", "evaluate", "health", "jobs", "cli",
     ),
 }  # fmt: skip
 

@@ -33,7 +33,10 @@ WEB = REPO / "console" / "web"
 # the replicas' sync the plugin runs on a timer (vault/git: gitsync, gitmerge, gitremote,
 # gittrees, syncloop, syncstate, syncwrite: 7), the cold shell's disk_scan and model_files (2):
 # the package holds 297 files after issue 23; the cap is one above, as before.
-BEFORE_FILES = 298
+# Issue 24 item 4, never storing the same thing twice: the duplicate rule of every write
+# (vault/writes/duplicates), its index side (indexer/dedupe) and its text rule
+# (indexer/same_fact): 3.
+BEFORE_FILES = 301
 BEFORE_BYTES = 814 * 1000
 
 

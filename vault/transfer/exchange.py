@@ -22,6 +22,7 @@ from vault.layout.views import episode_export, iso, profile_json
 from vault.transfer.transfer_items import ImportItem, parse_item
 from vault.transfer.transfer_profiles import parse_profiles, write_profiles
 from vault.writes import lifecycle
+from vault.writes.duplicates import KnownTexts
 from vault.writes.episode_create import create_episode_file
 from vault.writes.operations import Vault
 
@@ -130,11 +131,15 @@ def import_payload(
         before = vault.load_episodes(scope)[0]
         present = Present.of(scope, before)
         chosen: list[tuple[ImportItem, str]] = []
+        known = KnownTexts(before)
         for item in items:
             if item.deleted:
                 deleted += 1
                 continue
             if present.holds(item):  # the rule: Present, below
+                skipped += 1
+                continue
+            if vault.find_duplicate(scope, item.episode, chat=known):  # vault.writes.duplicates
                 skipped += 1
                 continue
             new_id = present.new_id(item, _plain_id(item.old_id) if item.old_id else False)
