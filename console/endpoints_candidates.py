@@ -111,6 +111,8 @@ def _answer(ctx: ConsoleContext, scope: ScopeId, done: Decision) -> dict[str, An
         "candidate": candidate_item(fresh),
         "episode": episode,
         "superseded": list(done.superseded),
+        # Accepted as the memory that already says it: nothing new was written.
+        "duplicate_of": done.duplicate.as_json() if done.duplicate is not None else None,
     }
 
 

@@ -43,7 +43,9 @@ def edit_fields(ctx: ConsoleContext, body: Body) -> dict[str, object]:
 
 
 def create(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
-    """A new memory a person typed in the console: verified, as it is their own word."""
+    """A new memory a person typed in the console: verified, as it is their own word; unless
+    the chat already remembers it (vault.writes.duplicates) and `allow_duplicate` is not
+    true: then nothing is written and the answer is that memory, with `duplicate_of`."""
     scope = body.scope(ctx)
     content = body.need("content")
     raw = body.raw
@@ -77,8 +79,11 @@ def create(ctx: ConsoleContext, body: Body) -> dict[str, Any]:
         expires_at=fields.expires_at,
         verified=True,
     )
-    episode = ctx.vault.remember(request)
-    return episode_full(ctx.vault.find_episode(scope, episode.id))
+    done = ctx.vault.remember_once(request, allow_duplicate=body.flag("allow_duplicate"))
+    shown = episode_full(ctx.vault.find_episode(scope, done.episode.id))
+    if done.duplicate is not None:  # nothing written: the memory that already says it
+        return {**shown, "duplicate_of": done.duplicate.as_json(), "created": False}
+    return {**shown, "created": True}
 
 
 ROUTES = {"/episode/create": create}

@@ -189,7 +189,7 @@ class Engine:
         """Make every operation of `vault` searchable as soon as it returns; while the
         watcher runs a long sync (a start-up catch-up of thousands of files), a write (the
         plugin's `remember`, a console edit) waits WRITE_WAIT_S at most: the watcher saw its
-        events and indexes it next."""
+        events and indexes it next. Its writes look for duplicates in this index too."""
 
         def written(paths: list[str]) -> None:
             if self.watcher is None or self.syncer is None:
@@ -198,6 +198,10 @@ class Engine:
                 log.info("index=write_deferred paths=%d reason=sync_running", len(paths))
 
         vault.on_written = written
+        # Here, not at the top: a cold search must not load the write path (vault.writes).
+        from indexer.dedupe import install
+
+        install(vault, self)  # duplicates are looked for in this index (vault.writes.duplicates)
 
     def watch(self, on_batch: Callable[[SyncReport, float], None] | None = None) -> VaultWatcher:
         """Start watching (once); `on_batch` sees every applied batch, the first included."""

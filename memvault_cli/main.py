@@ -15,12 +15,17 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
+from vault.cli import common as vault_common
 from vault.cli.common import resolve_vault
 from vault.cli.parser import CommandParser, Layer, Parents, common_options, git_option
 from vault.errors import OUTCOMES, Internal, MemVaultError, kind_of, os_message
 from vault.layout.readonly import explain_write_error
+
+if TYPE_CHECKING:
+    from vault.writes.duplicates import DuplicateFinder
+    from vault.writes.operations import Vault
 
 log = logging.getLogger("memvault_cli")
 
@@ -142,11 +147,33 @@ def build_parser(layers: Sequence[Layer]) -> argparse.ArgumentParser:
     return parser
 
 
+def _duplicates_for(vault: Vault) -> DuplicateFinder:
+    from indexer.cli.remember_dup import CliDuplicates  # light: no engine until it is asked
+
+    return CliDuplicates(vault)
+
+
+def _close_duplicates(args: argparse.Namespace) -> None:
+    """The index a write's duplicate check opened (indexer.cli.remember_dup), closed."""
+    finder = getattr(getattr(args, "opened_vault", None), "duplicates", None)
+    close = getattr(finder, "close", None)
+    if close is not None:
+        close()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(os.environ.get("MEMVAULT_LOG", ""))
     light = LIGHT.get(_command_of(sys.argv[1:] if argv is None else list(argv)))
     layers = light() if light is not None else [make() for make in LAYERS]
     args = build_parser(layers).parse_args(argv)
+    vault_common.duplicates_for = _duplicates_for
+    try:
+        return _run(args, layers)
+    finally:
+        _close_duplicates(args)
+
+
+def _run(args: argparse.Namespace, layers: Sequence[Layer]) -> int:
     try:
         code = args.run(args)
         for layer in layers:

@@ -96,8 +96,9 @@ SUBPACKAGE_ORDER = {
         "candidates", "events", "persons", "transfer", "health", "cli",
     ),
     "indexer": (
-        "backends", "gate", "chatter", "sync", "retrieval", "engine", "recall", "injection",
-        "status", "supersede", "probe", "evaluate", "health", "jobs", "cli",
+        "backends", "gate", "chatter", "sync", "retrieval", "same_fact", "dedupe", "engine",
+        "recall", "injection", "status", "supersede", "probe", "evaluate", "health", "jobs",
+        "cli",
     ),
 }  # fmt: skip
 

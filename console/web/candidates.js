@@ -168,7 +168,9 @@
       if (seq !== ui.seq) return;
       MV.hideError();
       const fresh = done.candidate;
-      MV.toast(t('cand_done_' + action, { id: c.id, as: fresh.accepted_as || '' }));
+      // Accepted as the memory that already said it: nothing new was written.
+      MV.toast(done.duplicate_of ? t('create_duplicate', { id: done.duplicate_of.id })
+        : t('cand_done_' + action, { id: c.id, as: fresh.accepted_as || '' }));
       // An accepted candidate is a new memory or a profile change: those panels reload.
       MV.markDirty(action === 'accept' ? ['episodes', 'profiles', 'history', 'audit', 'health']
         : ['history', 'audit', 'health']);

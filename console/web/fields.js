@@ -138,7 +138,8 @@
       try {
         const made = await MV.busy(form, MV.call('/episode/create', body));
         MV.hideError();
-        MV.toast(t('done_create', { id: made.id }));
+        // The chat already remembers it: nothing was written, `made` is that memory.
+        MV.toast(t(made.duplicate_of ? 'create_duplicate' : 'done_create', { id: made.id }));
         MV.markDirty(['history', 'audit', 'health']);
         onCreated(made);
       } catch (err) {

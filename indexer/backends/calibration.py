@@ -22,6 +22,15 @@ log = logging.getLogger(__name__)
 # below the most similar unrelated pair + MARGIN (used by indexer.supersede).
 SIGMAS = 6.0
 MARGIN = 0.1
+# Duplicate line (indexer.dedupe: a write that repeats a memory is not stored): mean +
+# DUPLICATE_SIGMAS deviations, never below the near-duplicate line. Chosen by bench/dedupe.py
+# on ../shared/bench pairs with the shipped model so that different facts are not refused
+# (bench/results/dedupe.json); another model gets the same rule on its own calibration.
+DUPLICATE_SIGMAS = 9.0
+# The line for two texts in different languages (a Chinese and an English one): a model
+# puts a translation well below a same-language paraphrase (USE: a median 0.79), so it has
+# a line of its own, chosen by the same bench.
+CROSS_LANGUAGE_SIGMAS = 8.0
 
 
 @dataclass(frozen=True)
@@ -34,6 +43,14 @@ class Calibration:
     @property
     def threshold(self) -> float:
         return min(0.99, max(self.mean + SIGMAS * self.std, self.max_unrelated + MARGIN))
+
+    @property
+    def duplicate_line(self) -> float:
+        return min(0.99, max(self.mean + DUPLICATE_SIGMAS * self.std, self.threshold))
+
+    @property
+    def cross_language_line(self) -> float:
+        return min(0.99, max(self.mean + CROSS_LANGUAGE_SIGMAS * self.std, self.threshold))
 
 
 _CACHE: dict[str, Calibration] = {}

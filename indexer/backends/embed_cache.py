@@ -41,12 +41,16 @@ class CachedEmbedder:
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(path) if path else ":memory:", check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(
-            "CREATE TABLE IF NOT EXISTS vectors (identity TEXT, sha TEXT, vec BLOB, "
-            "PRIMARY KEY (identity, sha))"
-        )
-        self._db.commit()
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS vectors (identity TEXT, sha TEXT, vec BLOB, "
+                "PRIMARY KEY (identity, sha))"
+            )
+            self._db.commit()
+        except BaseException:  # a full disk: the file must not stay open (nobody can close it)
+            self._db.close()
+            raise
 
     def embed_documents(self, texts: Sequence[str], *, store: bool = True) -> np.ndarray:
         """`store=False` embeds what the cache misses without adding it: a caller that must

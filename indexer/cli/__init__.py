@@ -10,6 +10,7 @@ __all__ = [
     "catch_up",
     "commands",
     "remember_cmd",
+    "remember_dup",
     "search_cmd",
     "writer_link",
     "writer_server",

@@ -20,6 +20,7 @@ from indexer.jobs.llm import LLMError, llm_from_env
 from vault.candidates import (
     CANDIDATE_STATUSES,
     Candidate,
+    Decision,
     accept_candidate,
     candidate_json,
     candidate_scopes,
@@ -94,8 +95,15 @@ def cmd_candidates(args: argparse.Namespace) -> int:
         c = find_candidate(vault, scope, args.id).candidate
         return emit(args, candidate_json(c), lambda d: _show_text(c))
     if action == "accept":
-        done = accept_candidate(vault, scope, args.id, text=args.text, value=args.value)
+        from indexer.cli.remember_dup import checked
+
+        def accept() -> Decision:
+            return accept_candidate(vault, scope, args.id, text=args.text, value=args.value)
+
+        done = checked(args, vault, accept)
         data = {**candidate_json(done.candidate), "superseded": list(done.superseded)}
+        if done.duplicate is not None:
+            data["duplicate_of"] = done.duplicate.as_json()
         return emit(args, data, _decided_text)
     done = reject_candidate(vault, scope, args.id)
     return emit(args, candidate_json(done.candidate), _decided_text)
@@ -231,6 +239,8 @@ def _decided_text(d: dict[str, Any]) -> str:
     if d["status"] == "rejected":
         return f"{d['id']} rejected (kept until `memvault candidates purge`)"
     gone = [f"superseded {old}" for old in d.get("superseded", ())]
+    if dup := d.get("duplicate_of"):
+        return f"{d['id']} accepted: already remembered as {dup['id']}, nothing new was stored"
     return "\n".join([f"{d['id']} accepted as {d['accepted_as']}", *gone])
 
 

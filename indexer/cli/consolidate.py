@@ -126,6 +126,7 @@ def _run(args: argparse.Namespace, given: dict[str, Any]) -> int:
         "path": done.rel,
         "archived": list(done.archived),
         "profile_changes": [e.describe() for e in done.profile_edits],
+        "duplicate_of": done.duplicate.as_json() if done.duplicate is not None else None,
     }
     return emit(args, data, lambda d: _run_text(d, git=not getattr(args, "no_git", False)))
 
@@ -188,6 +189,8 @@ def preview_text(p: Preview, args: argparse.Namespace, out: Path | None) -> str:
 
 def _run_text(d: dict[str, Any], *, git: bool) -> str:
     lines = [f"consolidated {len(d['archived'])} memories into {d['summary']} ({d['path']})"]
+    if d.get("duplicate_of"):  # the summary was no new memory: folded into the one it repeats
+        lines[0] += f": the summary is already remembered as {d['summary']}, no new one written"
     lines.append(f"archived: {', '.join(d['archived'])}")
     lines.extend(f"profile: {c}" for c in d["profile_changes"])
     if git:

@@ -4,7 +4,9 @@ From a shell, a remember while a writer runs (`memvault watch`, `console`, `demo
 the file through the one write path here, then asks the writer over indexer.cli.writer_link
 to index it now and returns as soon as it has (no quiet period to wait out, no model loaded
 here); without a socket it waits, bounded, for the writer's manifest (indexer.sync.follow).
-A correction (tag `correction`) still opens the engine here: superseding searches.
+Before writing it looks for the same memory in the chat (indexer.cli.remember_dup: the
+writer answers, else the index is opened here); `--allow-duplicate` skips that. A correction
+(tag `correction`) is never a duplicate, and still opens the engine here: superseding searches.
 """
 
 from __future__ import annotations
@@ -14,25 +16,39 @@ import sys
 
 from indexer.cli import writer_link
 from vault.cli import common as vault_cli
-from vault.cli.commands import remember_from_args
+from vault.cli.commands import remember_request
 from vault.cli.output import emit
 from vault.cli.parser import CommandSpec, Layer, remember_args
 from vault.errors import FOUND_PROBLEMS
-from vault.format.model import CORRECTION_TAGS, Episode
-from vault.format.tags import tag_keys
+from vault.format.model import Episode
+from vault.writes.duplicates import is_correction as is_correction_tags
+from vault.writes.op_results import Remembered
 
 
 def is_correction(episode: Episode) -> bool:
     """= indexer.supersede.is_correction (that module loads the engine; checked equal by
     tests/cli/test_writer_socket.py)."""
-    return bool(set(tag_keys(episode.tags)) & CORRECTION_TAGS)
+    return is_correction_tags(episode.tags)
 
 
 def cmd_remember(args: argparse.Namespace) -> int:
-    """remember, then (for a correction) supersede near-duplicates; the index follows
-    (this process indexes as writer, or `follow_index` waits for the process that is)."""
+    """remember unless the chat already holds it (indexer.cli.remember_dup), then (for a
+    correction) supersede near-duplicates; the index follows (this process indexes as
+    writer, or `follow_index` waits for the process that is)."""
     vault = vault_cli.open_vault(args)
-    episode = remember_from_args(args, vault)
+    request = remember_request(args, vault)
+    if is_correction_tags(request.tags) or args.allow_duplicate:
+        done = Remembered(vault.remember(request))  # a correction is never a duplicate
+    else:
+        from indexer.cli.remember_dup import remember_checked
+
+        done = remember_checked(args, vault, request)
+    if done.duplicate is not None:
+        found = done.duplicate
+        data: dict[str, object] = {"id": found.id, "stored": False, **found.as_json()}
+        said = f"{found.said()}: nothing was stored (--allow-duplicate stores it anyway)"
+        return emit(args, {**data, "duplicate_of": found.id}, lambda _: said)
+    episode = done.episode
     superseded: list[str] = []
     if is_correction(episode):
         from indexer.cli.catch_up import catch_up
@@ -46,7 +62,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
                 engine.attach(vault)
                 catch_up(engine)
             superseded = supersede_on_correction(engine, vault, vault_cli.scope_of(args), episode)
-    data: dict[str, object] = {"id": episode.id, "superseded": superseded}
+    data = {"id": episode.id, "stored": True, "superseded": superseded}
     lines = [episode.id, *(f"superseded {old}" for old in superseded)]
     if episode.status == "superseded":  # dated before a newer memory of its key (lifecycle)
         data["superseded_by"] = episode.superseded_by
@@ -86,7 +102,16 @@ def follow_index(args: argparse.Namespace, code: int) -> int:
     return max(code, FOUND_PROBLEMS)
 
 
-SPEC = CommandSpec("remember", "save a memory", cmd_remember, remember_args, commits=True)
+ABOUT = (
+    "Save a memory in one chat and print its id. When the chat already remembers it (the "
+    'same text, or the same thing in other words: docs/GUIDE.md "Never stored twice"), nothing '
+    "is written: it prints `already remembered as ID` and exits 0; --allow-duplicate stores "
+    "it anyway. A correction (--tag correction) is never a duplicate: it supersedes the "
+    "memories it corrects."
+)
+SPEC = CommandSpec(
+    "remember", "save a memory", cmd_remember, remember_args, commits=True, description=ABOUT
+)
 
 
 def layer() -> Layer:

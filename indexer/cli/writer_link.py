@@ -9,8 +9,10 @@ is past AF_UNIX's 108 bytes, `$XDG_RUNTIME_DIR/memvault/<hash of the vault>.sock
 
 Protocol (PROTOCOL): one JSON object per line each way, one request per connection. The
 request is at most MAX_REQUEST bytes: `{"v": 1, "op": "search", "root": ..., "args": {...}}`
-or `{"v": 1, "op": "indexed", "root": ..., "paths": [...]}`; the answer `{"v": 1, "ok": true,
-"stdout": ...}` or `{"v": 1, "ok": false, "kind": ..., "message": ...}`. Anything else
+or `{"v": 1, "op": "indexed", "root": ..., "paths": [...]}` or `{"v": 1, "op": "duplicate",
+"root": ..., "probe": {...}}` (indexer.cli.remember_dup); the answer `{"v": 1, "ok": true,
+"stdout": ...}` (or `"behind"`, `"duplicate"`) or `{"v": 1, "ok": false, "kind": ...,
+"message": ...}`. Anything else
 (no socket, a stale one a killed writer left, a refused connection, another version, a
 timeout) makes `ask` return None and the command does the work itself, as without a writer.
 

@@ -1,5 +1,6 @@
-"""The index writer's side of indexer.cli.writer_link: answer `memvault search` and confirm
-a `remember` is indexed, for the CLI processes of the same user.
+"""The index writer's side of indexer.cli.writer_link: answer `memvault search`, look for a
+`remember`'s duplicate and confirm a `remember` is indexed, for the CLI processes of the
+same user.
 
 `WriterServer(engine).start()` in `memvault watch`, `console` and `demo` (the processes that
 hold the model and the index writer lock). It binds the socket (replacing one a killed
@@ -150,6 +151,11 @@ class WriterServer:
                     return {"v": PROTOCOL, "ok": True, "stdout": self._search(args)}
                 if op == "indexed":
                     return {"v": PROTOCOL, "ok": True, "behind": self._index(request)}
+                if op == "duplicate":  # `memvault remember`'s check (indexer.cli.remember_dup)
+                    from indexer.cli.remember_dup import answer
+
+                    found = answer(self.engine, request.get("probe"))
+                    return {"v": PROTOCOL, "ok": True, "duplicate": found}
         except Unanswerable as exc:
             return {"v": PROTOCOL, "ok": None, "why": str(exc)}
         except Exception as exc:  # noqa: BLE001 - every error goes back as its kind and words

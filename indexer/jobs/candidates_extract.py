@@ -4,8 +4,9 @@
 extract` replays from a transcript. The model sees the turn, the chat's most related
 active memories (with ids) and the profile; it proposes up to `max_candidates` L2 episodes
 or L1 profile changes, or nothing. What it proposes is checked, redacted (vault.redaction.redact),
-and dropped when an active memory (the embedding model's calibrated near-duplicate line,
-the one the supersede rule uses) or a pending candidate already says it. A proposal that
+and dropped when an active memory or a pending candidate already says it (the rule every
+write follows: the same text, or the model's calibrated duplicate line where names, numbers
+and negation agree; vault.writes.duplicates, indexer.dedupe). A proposal that
 corrects a known memory keeps `supersedes: <id>`, so accepting it supersedes that memory.
 The candidates are files of the chat, never indexed as memory and never recalled.
 
@@ -30,6 +31,7 @@ import numpy as np
 
 from indexer.backends.calibration import calibrate
 from indexer.chatter import CHATTER_VERSION, judge
+from indexer.dedupe import EngineDuplicates, episode_text, line_between
 from indexer.engine import Engine
 from indexer.jobs.candidates_prompt import (
     Proposal,
@@ -40,7 +42,7 @@ from indexer.jobs.candidates_prompt import (
 )
 from indexer.jobs.llm import DEFAULT_TIMEOUT, LLM, LLMError
 from indexer.retrieval.search_query import SearchQuery
-from indexer.supersede import near_duplicates
+from indexer.same_fact import differs
 from vault.candidates import Candidate, Evidence, load_candidates
 from vault.candidates import write_candidates as _write
 from vault.errors import BadRequestError, NotFoundError
@@ -49,6 +51,7 @@ from vault.format.profile_edit import normalise_key, split_slot
 from vault.format.redact_forms import redact_data, redacted_name
 from vault.layout.keys import ScopeId
 from vault.redaction.redact import redact
+from vault.writes.duplicates import Probe, folded
 from vault.writes.operations import Vault
 
 log = logging.getLogger(__name__)
@@ -271,7 +274,7 @@ def _new_only(
     ]
     kept: list[Candidate] = []
     for c in built:
-        if c.kind == "episode" and _known_episode(engine, scope, c):
+        if c.kind == "episode" and _known_episode(vault, engine, scope, c):
             continue
         if _same_as_any(engine, c, [*pending, *kept]):
             log.info("event=candidate_dropped reason=duplicate_of_pending kind=%s", c.kind)
@@ -280,27 +283,41 @@ def _new_only(
     return kept
 
 
-def _known_episode(engine: Engine, scope: ScopeId, c: Candidate) -> bool:
-    probe = Episode(id="", created_at=c.created_at, body=c.body)
-    near = [(i, cos) for i, cos in near_duplicates(engine, scope, probe) if i != c.supersedes]
-    if near:
+def _known_episode(vault: Vault, engine: Engine, scope: ScopeId, c: Candidate) -> bool:
+    """An active memory of the chat already says it: the rule every write follows
+    (vault.writes.duplicates, indexer.dedupe); a correction's target is not its duplicate."""
+    probe = Episode(id="", created_at=c.created_at, body=c.body, speaker=c.speaker)
+    ignore = (c.supersedes,) if c.supersedes else ()
+    found = EngineDuplicates(engine, vault).find(Probe.of(scope, probe, vault.clock(), ignore))
+    if found is not None:
         log.info(
-            "event=candidate_dropped reason=duplicate_of_memory memory=%s cosine=%.3f",
-            near[0][0],
-            near[0][1],
+            "event=candidate_dropped reason=duplicate_of_memory memory=%s match=%s cosine=%s",
+            found.id,
+            found.match,
+            "-" if found.cosine is None else f"{found.cosine:.3f}",
         )
-    return bool(near)
+    return found is not None
 
 
 def _same_as_any(engine: Engine, c: Candidate, others: list[Candidate]) -> bool:
     if c.kind == "profile":
         me = (c.profile, c.speaker, c.field, c.key, c.value)
         return any((o.profile, o.speaker, o.field, o.key, o.value) == me for o in others)
-    bodies = [o.body for o in others if o.kind == "episode"]
+    bodies = [o for o in others if o.kind == "episode"]
     if not bodies:
         return False
-    if c.body in bodies:
+    if folded(c.body) in {folded(o.body) for o in bodies}:
         return True
-    vectors = np.asarray(engine.embedder.embed_documents([c.body, *bodies]))
+    # The near rule of a write (indexer.dedupe), between two proposals.
+    texts = [_as_embedded(c), *(_as_embedded(o) for o in bodies)]
+    vectors = np.asarray(engine.embedder.embed_documents(texts))
     cosines = vectors[1:] @ vectors[0]
-    return bool((cosines >= calibrate(engine.embedder).threshold).any())
+    scale = calibrate(engine.embedder)
+    return any(
+        cosine >= line_between(scale, c.body, o.body) and differs(texts[0], text) is None
+        for cosine, o, text in zip(cosines, bodies, texts[1:], strict=True)
+    )
+
+
+def _as_embedded(c: Candidate) -> str:
+    return episode_text(Episode(id="", created_at=c.created_at, body=c.body, speaker=c.speaker))

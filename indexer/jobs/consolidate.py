@@ -5,7 +5,9 @@ summary episode, after a preview a person has seen.
 profile updates, checks every suggestion, and changes nothing: no file, no index, no git
 (the embedding cache is read, never added to). `run` applies exactly one preview: it selects
 again from the files with the preview's clock and refuses when anything differs (a file
-edited in between), then writes through vault.writes.consolidation, one commit for the whole.
+edited in between), then writes through vault.writes.consolidation, one commit for the
+whole; a summary the chat already remembers is not written again, the originals are folded
+into that memory.
 A failing LLM (timeout, refusal, malformed answer) is one LLMError and changes nothing.
 """
 
@@ -19,6 +21,7 @@ import numpy as np
 
 from indexer.backends.calibration import calibrate
 from indexer.backends.embed_cache import CachedEmbedder
+from indexer.dedupe import EngineDuplicates
 from indexer.engine import Engine
 from indexer.jobs.consolidate_preview import PickView, Preview, SummaryDraft
 from indexer.jobs.consolidate_profiles import check_profile_edits
@@ -40,6 +43,7 @@ from vault.writes.consolidation import (
     consolidate,
     profile_sha,
 )
+from vault.writes.duplicates import Probe
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit
@@ -159,6 +163,11 @@ def run(
             )
         )
         edits = approved.profile_edits if approved.settings.apply_profile_updates else ()
+        # A summary the chat already remembers (outside what it folds) is not written again:
+        # the originals are folded into that memory (vault.writes.duplicates).
+        folded_ids = [p.id for p in now.picks]
+        probe = Probe.of(scope, summary, vault.clock(), folded_ids)
+        into = EngineDuplicates(engine, vault).find(probe)
         done = consolidate(
             vault,
             scope,
@@ -167,10 +176,12 @@ def run(
             edits,
             profile_shas=dict(approved.profile_shas),
             source=source,
+            into=into,
         )
     log.info(
-        "event=consolidate_run scope=%s summary=%s archived=%d profile_edits=%d",
+        "event=consolidate_run scope=%s summary=%s archived=%d profile_edits=%d duplicate=%s",
         scope.session_key, done.summary.id, len(done.archived), len(done.profile_edits),
+        done.duplicate.match if done.duplicate else "-",
     )  # fmt: skip
     return done
 

@@ -19,6 +19,7 @@ from indexer.backends.backend import IndexLockedError
 from indexer.backends.embed_openai import OpenAICompatible
 from indexer.backends.embeddings import Embedder, default_embedder
 from indexer.backends.vector_open import VectorOpener
+from indexer.dedupe import install as install_duplicates
 from indexer.engine import Engine
 from indexer.injection.settings import TurnSettings
 from indexer.jobs.consolidate_preview import Preview
@@ -312,6 +313,8 @@ class MemoryService:
                 )
             except Exception as inner:  # noqa: BLE001 - any failure here is a health warning
                 self._warn(f"index cannot be opened read-only either ({inner})")
+                return
+            install_duplicates(self.vault, self.engine)  # writes look for repeats there too
             return
         except Exception as exc:  # noqa: BLE001
             self._warn(f"index cannot be opened ({exc}): run `memvault reindex --vault {root}`")

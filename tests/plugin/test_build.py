@@ -51,8 +51,13 @@ WEB = REPO / "console" / "web"
 # (812,536 bytes before, 835,725 after): 23,189, the cap raised by that: the new code (the
 # reason, the endpoint, the page script, the settings' stored form) and the messages of the
 # recall test and the empty-recall reasons in the page's seven languages.
-BEFORE_FILES = 322
-BEFORE_BYTES = 814 * 1000 + 23_189
+# Issue 24 item 4, never storing the same thing twice: the duplicate rule of every write
+# (vault/writes/duplicates), its index side (indexer/dedupe) and its text rule
+# (indexer/same_fact): 3.
+# All of issue 24 merged: 324 files, 849,282 bytes measured on the built .lbpkg; the byte cap
+# is ~1% above that, so the next growth is a decision, not an accident.
+BEFORE_FILES = 325
+BEFORE_BYTES = 858 * 1000
 
 
 def load_builder():

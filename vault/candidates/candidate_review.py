@@ -3,8 +3,10 @@
 Accepting writes the memory through the same writers as `remember` and `update_profile`
 (redaction, the same-key supersede rule, audit) and marks the candidate file accepted in the
 same operation, so one git commit holds both; a correction also supersedes the episode it
-corrects in that commit. Only a pending candidate is accepted or rejected: a decision is
-never taken twice, and the file a person reads always says what became of it.
+corrects in that commit. A candidate the chat already remembers (vault.writes.duplicates)
+is accepted as that memory: its file says `accepted_as: <that id>`, no episode is written.
+Only a pending candidate is accepted or rejected: a decision is never taken twice, and the
+file a person reads always says what became of it.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from vault.format.yamledit import edit_value, rt_edit
 from vault.format.yamlio import decode
 from vault.layout.keys import ScopeId
 from vault.layout.store import StoredEpisode
+from vault.writes.duplicates import Duplicate
 from vault.writes.fresh_ids import dated_id, free_id
 from vault.writes.new_episode import NewEpisode
 from vault.writes.operations import Vault
@@ -50,6 +53,9 @@ class Decision:
     episode: Episode | None = None  # an accepted episode candidate's new episode
     profile: Profile | None = None  # an accepted profile candidate's profile, after
     superseded: tuple[str, ...] = ()  # episodes the accepted correction superseded
+    # Accepted, but the chat already remembered it: `episode` is that memory, nothing was
+    # written but the candidate's decision (accepted_as names it).
+    duplicate: Duplicate | None = None
 
 
 def edit_candidate_bytes(data: bytes, changes: dict[str, object], rel: str) -> bytes:
@@ -116,15 +122,18 @@ def accept_candidate(
     source: str = "user",
     query_id: int | str | None = None,
     expected_hash: str | None = None,
+    allow_duplicate: bool = False,
 ) -> Decision:
     """Turn a pending candidate into memory; `text` / `value` replace the proposed body /
-    profile value ("edit then accept"). `verified` False is an automatic accept."""
+    profile value ("edit then accept"). `verified` False is an automatic accept. An episode
+    the chat already remembers (vault.writes.duplicates) is not written again: the
+    candidate is accepted as that memory, unless `allow_duplicate`."""
     with vault.lock.hold():
         stored = find_candidate(vault, scope, candidate_id)
         c = _edited(_pending(stored, "accept", expected_hash), text, value)
         with vault.operation(scope, "accept_candidate", source=source, query_id=query_id) as txn:
             if c.kind == "episode":
-                return _accept_episode(vault, txn, stored, c, verified)
+                return _accept_episode(vault, txn, stored, c, verified, allow_duplicate)
             return _accept_profile(vault, txn, stored, c)
 
 
@@ -145,7 +154,7 @@ def _edited(c: Candidate, text: str | None, value: str | None) -> Candidate:
 
 
 def _accept_episode(
-    vault: Vault, txn: Txn, stored: StoredCandidate, c: Candidate, verified: bool
+    vault: Vault, txn: Txn, stored: StoredCandidate, c: Candidate, verified: bool, allow: bool
 ) -> Decision:
     scope = txn.scope
     corrects = set(tag_keys(c.tags)) & CORRECTION_TAGS
@@ -162,6 +171,14 @@ def _accept_episode(
     if target is not None and target.episode.status == "active":
         vault.refuse_secret(target, "accepting a correction of it")  # before anything changes
     now = vault.clock()
+    found = None if allow else vault.find_duplicate(scope, episode, ignore=(c.supersedes or "",))
+    if found is not None:
+        _mark(txn, stored, {"status": "accepted", "accepted_as": found.id, "decided_at": now})
+        txn.record("accept_candidate", "candidate", c.id, f"{found.said()}: {found.episode.body}")
+        done = dataclasses.replace(
+            stored.candidate, status="accepted", accepted_as=found.id, decided_at=now
+        )
+        return Decision(done, episode=found.episode, duplicate=found)
     undo = _mark(txn, stored, {"status": "accepted", "accepted_as": episode.id, "decided_at": now})
     txn.record("accept_candidate", "candidate", c.id, f"as episode {episode.id}: {episode.body}")
     try:

@@ -60,10 +60,15 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def remember_from_args(args: argparse.Namespace, vault: Vault) -> Episode:
+    return vault.remember(remember_request(args, vault))
+
+
+def remember_request(args: argparse.Namespace, vault: Vault) -> NewEpisode:
+    """The NewEpisode `memvault remember`'s options ask for (checked: UsageError, bad input)."""
     speaker = Speaker(args.speaker, args.speaker_name) if args.speaker else None
     if args.speaker_name and not args.speaker:
         raise UsageError("--speaker-name needs --speaker ID as well")
-    request = NewEpisode(
+    return NewEpisode(
         scope_of(args),
         args.text,
         speaker=speaker,
@@ -76,7 +81,6 @@ def remember_from_args(args: argparse.Namespace, vault: Vault) -> Episode:
         confidence=parse_confidence(args.confidence),
         expires_at=parse_expiry(args.expires_at, args.expires_in, vault.clock()),
     )
-    return vault.remember(request)
 
 
 def cmd_list(args: argparse.Namespace) -> int:

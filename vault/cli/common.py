@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 import shlex
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,6 +24,7 @@ from vault.layout.layout import STATE_DIR
 from vault.layout.links import VaultLinkError, check_state_dir
 
 if TYPE_CHECKING:  # loaded where used: `memvault search` from a shell needs neither
+    from vault.writes.duplicates import DuplicateFinder
     from vault.writes.operations import Vault
 
 
@@ -73,10 +74,19 @@ def filters_of(args: argparse.Namespace) -> Filters:
     )
 
 
+# How a command's writes look for what the chat already remembers (vault.writes.duplicates):
+# memvault_cli sets the indexer's (a running writer answers, else the index is read), which
+# this layer cannot import; None: the files alone (the exact text).
+DuplicatesFor = Callable[["Vault"], "DuplicateFinder"]
+duplicates_for: DuplicatesFor | None = None
+
+
 def open_vault(args: argparse.Namespace) -> Vault:
     from vault.writes.operations import Vault
 
     vault = Vault(resolve_vault(args), git=not getattr(args, "no_git", False))
+    if duplicates_for is not None:
+        vault.duplicates = duplicates_for(vault)
     # After the command: was a write saved but not committed (commit_outcome), and which
     # files did it write (the indexer's step waits until another index writer has them).
     args.opened_vault = vault

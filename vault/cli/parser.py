@@ -182,6 +182,11 @@ def remember_args(p: argparse.ArgumentParser, parents: Parents) -> None:
     p.add_argument("--expires-in", default=None, metavar="D", help="e.g. 30m, 12h, 7d, 2w")
     p.add_argument("--expires-at", default=None, metavar="ISO", help="e.g. 2026-12-31T18:00Z")
     p.add_argument("--confidence", default=None, metavar="C", help="0..1, e.g. 0.8")
+    p.add_argument(
+        "--allow-duplicate",
+        action="store_true",
+        help="store it even when the chat already remembers the same (or nearly the same) thing",
+    )
 
 
 def add_filters(p: argparse.ArgumentParser) -> None:

@@ -6,6 +6,7 @@ The export is a superset of both LongTermMemory exports (`profiles` like `!memor
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -20,6 +21,7 @@ from vault.transfer.item_origin import IMPORTED_FROM
 from vault.transfer.transfer_items import ImportItem, parse_item
 from vault.transfer.transfer_profiles import ProfileImport, parse_profiles, write_profiles
 from vault.writes import lifecycle
+from vault.writes.duplicates import KnownTexts
 from vault.writes.episode_create import create_episode_file
 from vault.writes.operations import Vault
 
@@ -134,13 +136,14 @@ def import_payload(
             + (f" (and {len(refused) - 5} more)" if len(refused) > 5 else "")
         )
     if dry_run:
-        plan = _plan(scope, vault.load_episodes(scope)[0], items)
+        stored = vault.load_episodes(scope)[0]
+        plan = _plan(scope, stored, items, _duplicate_of(vault, scope, stored))
         real = [p for p in profiles if p.profile != Profile()]  # as write_profiles counts
         there = sum(1 for p in real if vault.profile_path(scope, p.speaker).exists())
         return _result(plan, [c[1] for c in plan.chosen], len(real) - there, there, refused)
     with vault.operation(scope, "import", source=source) as txn:
         before = vault.load_episodes(scope)[0]
-        plan = _plan(scope, before, items)
+        plan = _plan(scope, before, items, _duplicate_of(vault, scope, before))
         incoming = _settled(vault, before, plan)
         imported: list[str] = []
         for episode in incoming:
@@ -205,15 +208,30 @@ class _Plan:
     deleted: int = 0
 
 
-def _plan(scope: ScopeId, before: list[StoredEpisode], items: list[ImportItem]) -> _Plan:
-    """Which items are new here and the id each gets (reads nothing, writes nothing)."""
+def _duplicate_of(
+    vault: Vault, scope: ScopeId, before: list[StoredEpisode]
+) -> Callable[[ImportItem], bool]:
+    """The content rule of every write (vault.writes.duplicates): the same or a near-same
+    memory of this chat, beside the import's own rule by original id (Present)."""
+    known = KnownTexts(before)
+    return lambda item: vault.find_duplicate(scope, item.episode, chat=known) is not None
+
+
+def _plan(
+    scope: ScopeId,
+    before: list[StoredEpisode],
+    items: list[ImportItem],
+    duplicate: Callable[[ImportItem], bool] = lambda _item: False,
+) -> _Plan:
+    """Which items are new here and the id each gets (writes nothing; `duplicate` is the
+    content check, the only reading)."""
     present = Present.of(scope, before)
     plan = _Plan(origins=dict(present.origins))
     for item in items:
         if item.deleted:
             plan.deleted += 1
             continue
-        if present.holds(item):  # the rule: Present, below
+        if present.holds(item) or duplicate(item):  # the rules: Present, below; duplicates
             plan.skipped += 1
             continue
         new_id = present.new_id(item, _plain_id(item.old_id) if item.old_id else False)

@@ -21,6 +21,7 @@ from vault.layout.keys import ScopeId
 from vault.layout.links import read_vault_file
 from vault.layout.store import StoredEpisode, read_episode_file
 from vault.writes import lifecycle
+from vault.writes.duplicates import Duplicate
 from vault.writes.operations import Vault
 from vault.writes.profile_edit import ProfileEdit
 from vault.writes.profile_ops import edit_profile_in
@@ -37,6 +38,9 @@ class Consolidated:
     rel: str
     archived: tuple[str, ...]
     profile_edits: tuple[ProfileEdit, ...]
+    # The summary was already remembered (vault.writes.duplicates): `summary` is that memory,
+    # the originals were folded into it, and no new episode was written.
+    duplicate: Duplicate | None = None
 
 
 def profile_sha(vault: Vault, scope: ScopeId, speaker: str | None) -> str | None:
@@ -58,6 +62,7 @@ def consolidate(
     *,
     profile_shas: Mapping[str | None, str | None] | None = None,
     source: str = "user",
+    into: Duplicate | None = None,
 ) -> Consolidated:
     """Write `summary` (id still empty) linking `originals`, archive each original with
     `consolidated_into`, and apply `profile_edits` (each of this `scope`), as one operation.
@@ -65,6 +70,9 @@ def consolidate(
     ConflictError, before anything is written, when an original is no longer the version
     read (`StoredEpisode.sha`) or a profile is not at `profile_shas` (speaker -> sha, None =
     no file), so what a person approved is exactly what is applied.
+
+    `into`: the chat already remembers the summary (an active memory outside `originals`):
+    no summary is written, and the originals are folded into that memory instead.
     """
     ids = [s.episode.id for s in originals]
     summary = replace(
@@ -77,11 +85,11 @@ def consolidate(
         with vault.operation(scope, "consolidate", source=source) as txn:
             undo: list[Callable[[], None]] = []
             try:
-                summary, rel = _write(vault, txn, summary, originals, profile_edits, undo)
+                summary, rel = _write(vault, txn, summary, originals, profile_edits, undo, into)
             except BaseException:
                 _roll_back(undo, txn)
                 raise
-    return Consolidated(summary, rel, tuple(ids), tuple(profile_edits))
+    return Consolidated(summary, rel, tuple(ids), tuple(profile_edits), into)
 
 
 def _write(
@@ -91,13 +99,20 @@ def _write(
     originals: Sequence[StoredEpisode],
     profile_edits: Sequence[ProfileEdit],
     undo: list[Callable[[], None]],
+    into: Duplicate | None,
 ) -> tuple[Episode, str]:
-    before = len(txn.written)
-    summary = vault.add_episode(txn, summary)  # the vault's one way to create an episode
-    created = txn.written[before]
-    undo.append(_remover(created))
     listed = ", ".join(s.episode.id for s in originals)
-    txn.record("consolidate", "episode", summary.id, f"{summary.body} (consolidates {listed})")
+    if into is not None:  # already remembered: fold the originals into that memory
+        summary, rel = into.episode, into.rel
+        note = f"{into.said()}: {summary.body} (consolidates {listed})"
+        txn.record("consolidate", "episode", summary.id, note)
+    else:
+        before = len(txn.written)
+        summary = vault.add_episode(txn, summary)  # the vault's one way to create an episode
+        created = txn.written[before]
+        undo.append(_remover(created))
+        rel = vault.layout.rel(created)
+        txn.record("consolidate", "episode", summary.id, f"{summary.body} (consolidates {listed})")
     for stored in originals:
         # vault.writes.lifecycle: archived, `superseded_by` kept, plus where it was folded into.
         changes = lifecycle.front_matter(stored.episode, "archived", stored.episode.superseded_by)
@@ -122,7 +137,7 @@ def _write(
         new = _read_or_none(vault, path)
         if new is not None and new != old:
             undo.append(_restorer(path, old, new) if old is not None else _remover(path))
-    return summary, vault.layout.rel(created)
+    return summary, rel
 
 
 def _check_unchanged(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -23,6 +23,14 @@ from vault.git.secret_guard import guarding, refuse_secret_file
 from vault.layout.keys import ScopeId
 from vault.layout.store import StoredEpisode, VaultReader
 from vault.writes import lifecycle
+from vault.writes.duplicates import (
+    Duplicate,
+    DuplicateFinder,
+    FileDuplicates,
+    KnownTexts,
+    Probe,
+    is_correction,
+)
 from vault.writes.episode_create import build_episode, create_episode_file
 from vault.writes.new_episode import NewEpisode
 from vault.writes.transaction import (
@@ -61,6 +69,10 @@ class VaultCore(VaultReader):
         # Called with the vault-relative paths an operation wrote, once it is done: the
         # indexer hooks in here so a write is searchable when the call returns.
         self.on_written: Callable[[list[str]], None] | None = None
+        # What a write is compared with before it is stored (vault.writes.duplicates): the
+        # files (exact text); a process holding an index installs its own (Engine.attach),
+        # which also finds the same thing said in other words.
+        self.duplicates: DuplicateFinder = FileDuplicates(self)
         self._recovered = False
         self._last = threading.local()
 
@@ -119,6 +131,29 @@ class VaultCore(VaultReader):
         for change in others:
             self.apply(olds[change.id], replace(change, superseded_by=episode.id), txn)
         return episode
+
+    def find_duplicate(
+        self,
+        scope: ScopeId,
+        episode: Episode,
+        *,
+        ignore: Iterable[str] = (),
+        chat: KnownTexts | None = None,
+    ) -> Duplicate | None:
+        """The memory of `scope` that already says what `episode` (built, not yet written)
+        says, or None; a correction or an episode written inactive is never a duplicate."""
+        if episode.status != lifecycle.ACTIVE or is_correction(episode.tags):
+            return None
+        found = self.duplicates.find(Probe.of(scope, episode, self.clock(), ignore), chat)
+        if found is not None:
+            log.info(
+                "event=duplicate_found scope=%s of=%s match=%s cosine=%s",
+                scope.session_key,
+                found.id,
+                found.match,
+                "-" if found.cosine is None else f"{found.cosine:.3f}",
+            )
+        return found
 
     def new_episode(self, request: NewEpisode) -> Episode:
         """The checked, redacted episode `request` asks for (id still empty), dated by this

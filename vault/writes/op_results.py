@@ -6,6 +6,20 @@ from dataclasses import dataclass
 
 from vault.format.model import Episode
 from vault.git.secret_guard import Kept, kept_note
+from vault.writes.duplicates import Duplicate
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """A remember that checked for a duplicate first (Vault.remember_once): the new episode,
+    or, when `duplicate` is set, the memory that already said it (nothing was written)."""
+
+    episode: Episode
+    duplicate: Duplicate | None = None
+
+    @property
+    def stored(self) -> bool:
+        return self.duplicate is None
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from vault.layout.keys import ScopeId
 from vault.writes import profile_ops, status_ops
 from vault.writes.core import VaultCore
 from vault.writes.new_episode import NewEpisode
+from vault.writes.op_results import Remembered
 
 
 class Vault(VaultCore):
@@ -28,6 +29,18 @@ class Vault(VaultCore):
         ) as txn:
             episode = self.add_episode(txn, episode, request.episode_id, audit_as="remember")
         return episode
+
+    def remember_once(self, request: NewEpisode, *, allow_duplicate: bool = False) -> Remembered:
+        """Write one new episode unless its scope already holds it (vault.writes.duplicates,
+        with this vault's finder): then nothing is written and the answer names the memory
+        that says it. Checked under the vault lock, so two writers of one text store it once.
+        `allow_duplicate`: a person insists (`memvault remember --allow-duplicate`)."""
+        with self.lock.hold():
+            if not allow_duplicate:
+                found = self.find_duplicate(request.scope, self.new_episode(request))
+                if found is not None:
+                    return Remembered(found.episode, found)
+            return Remembered(self.remember(request))
 
     # archive (status archived) or restore (status active), forget and what a delete keeps:
     # the functions of vault.writes.status_ops, bound as methods (one signature, theirs).

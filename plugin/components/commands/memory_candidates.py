@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from vault.candidates import Candidate, Decision, accept_candidate, list_candidates
 from vault.candidates import reject_candidate as _reject
+from vault.redaction.redact import redact
 
 from .memory_call import Call, Reply, parse_page
 from .memory_views import PAGE_SIZE, day, preview
@@ -80,6 +81,11 @@ def candidate(call: Call) -> str:
 
 def _accepted(done: Decision) -> str:
     c = done.candidate
+    if done.duplicate is not None:  # nothing new written (vault.writes.duplicates)
+        return (
+            f"[Memory] Candidate {c.id} accepted: already remembered as {done.duplicate.id}: "
+            f"{preview(redact(done.duplicate.episode.body).text, 120)} (nothing new was stored)."
+        )
     if done.episode is not None:
         lines = [
             f"[Memory] Candidate {c.id} accepted as episode {done.episode.id}: "

@@ -77,6 +77,8 @@ def _run(call: Call) -> str:
         f"[Memory] Consolidated {len(done.archived)} memories into {done.summary.id} "
         f"({done.rel}); archived: {', '.join(done.archived)}."
     ]
+    if done.duplicate is not None:  # no new summary: the chat already remembered it
+        lines.append(f"The summary is already remembered as {done.summary.id}: no new memory.")
     lines.extend(f"Profile: {e.describe()}" for e in done.profile_edits)
     if call.v.git:
         lines.append("One git commit: `git revert` of it undoes this consolidation.")

@@ -1,4 +1,5 @@
-"""Tool `remember`: write one episode to the chat's memory (upstream name, messages, return)."""
+"""Tool `remember`: write one episode to the chat's memory (upstream name, messages, return),
+unless the chat already remembers it (vault.writes.duplicates: then the reply names it)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from indexer.supersede import supersede_on_correction
 from vault.errors import BadRequestError
 from vault.format.field_input import parse_confidence, parse_expiry, parse_priority
 from vault.format.model import CATEGORIES, Speaker
+from vault.redaction.redact import redact
+from vault.writes.duplicates import Duplicate
 from vault.writes.new_episode import NewEpisode
 
 log = logging.getLogger(__name__)
@@ -52,6 +55,22 @@ def optional_text(raw: Any) -> str | None | bool:
     if not isinstance(raw, str):
         return False
     return raw.strip() or None
+
+
+def duplicate_reply(found: Duplicate, query_id: int) -> str:
+    """One line the model can act on: what is already there, and how to change it."""
+    log.info(
+        "memvault=remember_duplicate query_id=%s episode_id=%s match=%s",
+        query_id,
+        found.id,
+        found.match,
+    )
+    said = " ".join(redact(found.episode.body).text.split())  # a hand-written file: redacted
+    said = said if len(said) <= 200 else said[:199] + "…"
+    return (
+        f"Already remembered as {found.id}: {said} (nothing new was stored; to change it, "
+        'remember the new text with the tag "correction").'
+    )
 
 
 class Remember(Tool):
@@ -131,7 +150,10 @@ class Remember(Tool):
             confidence=confidence,
             expires_at=expires_at,
         )
-        episode = await memory.run(vault.remember, request)
+        done = await memory.run(vault.remember_once, request)
+        if done.duplicate is not None:  # nothing written (vault.writes.duplicates)
+            return duplicate_reply(done.duplicate, query_id)
+        episode = done.episode
         superseded: list[str] = []
         try:
             superseded = await memory.run(supersede_on_correction, engine, vault, scope, episode)

@@ -21,7 +21,7 @@ from indexer.supersede import near_duplicates
 from tests.conftest import git
 from tests.helpers.llm_fake import Reply
 from vault.candidates import accept_candidate, list_candidates, reject_candidate
-from vault.format.model import Speaker
+from vault.format.model import Episode, Speaker
 from vault.layout.keys import ScopeId
 from vault.writes.new_episode import NewEpisode
 from vault.writes.profile_edit import ProfileEdit
@@ -152,6 +152,19 @@ def test_what_an_active_memory_already_says_is_not_written(fake_llm, vault, engi
     assert files_and_history(vault.root) == before
 
 
+def test_a_close_proposal_of_another_fact_is_kept_and_a_repeat_is_dropped(fake_llm, vault, engine):
+    """The rule every write follows (vault.writes.duplicates): another date is another fact,
+    however close the model finds it; the same words again are not proposed."""
+    vault.remember(NewEpisode(CHAT, PLAN, speaker=ALICE))
+    moved = "Alice flies to Tokyo on 14 March for the robotics fair."
+    probe = Episode(id="", created_at=vault.clock(), body=moved)
+    assert dict(near_duplicates(engine, CHAT, probe))  # the supersede line calls it a repeat
+    fake_llm.script(
+        {"candidates": [{"kind": "episode", "text": moved}, {**EPISODE, "text": PLAN.upper()}]}
+    )
+    assert [c.body for c in run(fake_llm, vault, engine)] == [moved]
+
+
 def test_the_same_proposal_twice_is_written_once(fake_llm, vault, engine):
     fake_llm.script({"candidates": [EPISODE]}, {"candidates": [EPISODE, EPISODE]})
     assert len(run(fake_llm, vault, engine)) == 1
@@ -164,7 +177,6 @@ def test_a_contradiction_is_proposed_as_a_correction_that_supersedes_on_accept(
 ):
     old = vault.remember(NewEpisode(CHAT, "Carol prefers tea over coffee in the afternoon."))
     new_text = "Update: Carol now prefers coffee over tea in the afternoon."
-    from vault.format.model import Episode
 
     probe = Episode(id="", created_at=old.created_at, body=new_text)
     assert old.id in dict(near_duplicates(engine, CHAT, probe))  # a duplicate by cosine alone

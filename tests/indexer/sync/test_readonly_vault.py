@@ -158,6 +158,8 @@ def build(root: Path, *, reindex: bool = True) -> tuple[str, str]:
     ok(run("profile", "set", "name", "Project chat", *A, vault=root))
     if reindex:
         ok(run("reindex", vault=root))
+    else:  # `remember` indexes what it writes (its duplicate check reads the index)
+        shutil.rmtree(index_dir(root))
     return tea, key
 
 
