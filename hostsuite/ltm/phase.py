@@ -110,6 +110,18 @@ async def round_trip(suite: SuiteContext, host: Host, ids: dict[str, str]) -> No
     before = steps.storage_rows(suite)  # its injection snapshots, to see it stays silent
     await asyncio.to_thread(suite.set_runner_kbs, host, pipeline, RUNNER_ID, [ids["kb"]])
     await asyncio.to_thread(steps.bind_plugins, host, pipeline, suite.memvault_id)
+    # `!memory migrate ltm` reads and names every chat: a bot admin's command. L2's chat is
+    # not one and is refused; L1's is made one through LangBot's API (Bots -> admins).
+    refused = await chats["L2"].send("!memory migrate ltm --dry-run")
+    suite.check(
+        "`!memory migrate ltm` from a chat that is not a bot admin is refused, naming no chat",
+        "[Memory] Only a bot admin can migrate" in refused
+        and sessions["L1"] not in refused,
+        refused[:160],
+    )  # fmt: skip
+    launcher_type, launcher_id = sessions["L1"].split("_", 1)
+    admin = {"launcher_type": launcher_type, "launcher_id": launcher_id}
+    await asyncio.to_thread(host.call, "POST", f"/api/v1/platform/bots/{bot}/admins", json=admin)
     await dry_runs(suite, chats["L1"], scope)
     first = migrate_all(suite, "first run")
     check_first(suite, first, stored, bot, sessions)

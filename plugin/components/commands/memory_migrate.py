@@ -80,8 +80,18 @@ async def _rows(plugin: Any, kb: str, *, detect: bool) -> list[dict[str, Any]] |
             return rows
 
 
+ADMIN = 2  # LangBot's privilege of a command sent from a chat that is an admin of the bot
+NOT_ADMIN = (
+    "[Memory] Only a bot admin can migrate (it reads every chat of LongTermMemory's knowledge "
+    "base and names them): LangBot: Bots -> this bot -> admins; or run `memvault migrate ltm "
+    "--langbot-data <LangBot's data folder>` on the LangBot machine."
+)
+
+
 async def fetch(plugin: Any, call: Call) -> Call:
     dry, kb = parse(call.params)
+    if call.privilege < ADMIN:
+        raise Reply(NOT_ADMIN, "forbidden")
     own = set(await pm.memory_kb_configs(plugin))
     if kb is not None:
         wanted = [kb]

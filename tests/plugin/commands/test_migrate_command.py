@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.plugin.commands.test_command import command, say
+from tests.plugin.commands.test_command import command
 from tests.vault.ltm.ltm_shapes import L2_EPISODES, vector_item
 from vault.layout.keys import ScopeId
 
@@ -30,6 +30,15 @@ class ChromaLike:
         self.listed.append((kb, limit, offset))
         rows = self.rows.get(kb, [])
         return {"items": rows[offset : offset + limit], "total": -1 if filters else len(rows)}
+
+
+async def say(cmd: Any, host: Any, text: str, launcher_id: str = "123", admin: bool = True) -> str:
+    """The one reply to `text`, sent from a chat that is (or is not) an admin of the bot."""
+    ctx = host.command(text, launcher_id=launcher_id)
+    ctx.privilege = 2 if admin else 1  # LangBot: 2 when the chat is an admin of the bot
+    replies = [r.text async for r in cmd._execute(ctx)]
+    assert len(replies) == 1, replies
+    return replies[0]
 
 
 @pytest.fixture
@@ -87,3 +96,16 @@ async def test_a_named_knowledge_base_and_bad_usage(plugin, ltm_host):
     ltm_host.workspace_kbs = ltm_host.workspace_kbs[:1] + ltm_host.workspace_kbs[2:]  # docs only
     reply = await say(cmd, ltm_host, "!memory migrate ltm")
     assert reply.startswith("[Memory] No LongTermMemory knowledge base found")
+
+
+async def test_only_a_bot_admin_can_migrate_and_a_refusal_reads_and_writes_nothing(
+    plugin, ltm_host
+):
+    cmd = command(plugin)
+    for text in ("!memory migrate ltm --dry-run", "!memory migrate ltm"):
+        reply = await say(cmd, ltm_host, text, admin=False)
+        assert reply.startswith("[Memory] Only a bot admin can migrate"), reply
+        assert "group_456" not in reply  # another chat is never named to a non-admin
+    assert ltm_host.vector_db.listed == []  # LongTermMemory's knowledge base was not read
+    vault, _ = plugin.memory.require()
+    assert vault.load_episodes(ScopeId("bot-1", "group_456"))[0] == []
