@@ -27,7 +27,7 @@ from vault.layout.layout import (
     iter_markdown,
 )
 from vault.layout.links import read_vault_file
-from vault.layout.names import UnsafeNameError, folder_id, is_hashed
+from vault.layout.names import UnsafeNameError, folder_id, refuse_foreign_owner
 from vault.layout.store import only_match
 from vault.layout.views import iso
 
@@ -85,13 +85,7 @@ def person_events_dir(layout: Layout, bot: str | None, person: str) -> Path:
     # Stripped as the speaker field reads back (and as the plugin reads the host's id).
     person = person.strip()
     folder = layout.person_dir(bot, person)
-    if is_hashed(folder.name) and folder.is_dir():
-        owner = folder_id(folder)
-        if owner is not None and owner != person:
-            raise UnsafeNameError(
-                f"{layout.rel(folder)} belongs to another sender id (see its .id file): "
-                "refused; rename that folder by hand"
-            )
+    refuse_foreign_owner(folder, person, layout.rel(folder), "sender id")
     return layout.events_dir(bot, person)
 
 

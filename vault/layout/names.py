@@ -150,3 +150,15 @@ def ensure_id_file(folder: Path, value: str) -> Path | None:
         handle.flush()
         os.fsync(handle.fileno())
     return marker
+
+
+def refuse_foreign_owner(folder: Path, wanted: str, shown: str, what: str) -> None:
+    """A shortened (hashed) folder whose `.id` names another id than `wanted` is refused, so
+    a hash collision can never mix two owners' files; `shown` is its path for the message."""
+    if is_hashed(folder.name) and folder.is_dir():
+        owner = folder_id(folder)
+        if owner is not None and owner != wanted:
+            raise UnsafeNameError(
+                f"{shown} belongs to another {what} (see its .id file): "
+                "refused; rename that folder by hand"
+            )

@@ -21,7 +21,7 @@ from vault.format.model import FormatError, Problem
 from vault.layout.chats import bots_with
 from vault.layout.layout import PERSON_FILE, PERSONS_DIR, Layout, is_ignored
 from vault.layout.links import read_vault_file
-from vault.layout.names import UnsafeNameError, folder_id, is_hashed
+from vault.layout.names import UnsafeNameError, folder_id, is_hashed, refuse_foreign_owner
 from vault.persons.person_file import Person, parse_person
 
 log = logging.getLogger(__name__)
@@ -233,13 +233,7 @@ def refuse_foreign_folder(layout: Layout, bot: str | None, person_id: str) -> No
     """A shortened person folder whose `.id` names another person is refused, so a hash
     collision can never mix two persons."""
     folder = layout.person_folder(bot, person_id)
-    if is_hashed(folder.name) and folder.is_dir():
-        owner = folder_id(folder)
-        if owner is not None and owner != person_id:
-            raise UnsafeNameError(
-                f"{layout.rel(folder)} belongs to another person id (see its .id file): "
-                "refused; rename that folder by hand"
-            )
+    refuse_foreign_owner(folder, person_id, layout.rel(folder), "person id")
 
 
 def bots_with_persons(layout: Layout) -> list[str | None]:
