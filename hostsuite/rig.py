@@ -39,6 +39,20 @@ def runner_config(runner_id: str, llm: str, kbs: list[str]) -> dict[str, Any]:
     return {"model": llm, "knowledge-bases": kbs}
 
 
+def create_pipeline(host: Host, name: str, runner_id: str, llm: str, kb: str) -> str:
+    """A pipeline answering every group message, its runner `runner_id` with `kb`."""
+    body = {"name": name, "description": "suite", "config": {}}
+    pipeline = str(host.call("POST", "/api/v1/pipelines", json=body)["uuid"])
+    config = host.call("GET", f"/api/v1/pipelines/{pipeline}")["pipeline"]["config"]
+    config["trigger"]["group-respond-rules"].update(at=False, prefix=[], regexp=[], random=1.0)
+    config["ai"] = {
+        "runner": {"id": runner_id, "expire-time": 0},
+        "runner_config": {runner_id: runner_config(runner_id, llm, [kb])},
+    }
+    host.call("PUT", f"/api/v1/pipelines/{pipeline}", json={"config": config})
+    return pipeline
+
+
 class HostRig:
     """The processes and host objects of one run; subclasses add the checks."""
 
@@ -213,18 +227,7 @@ class HostRig:
                 "retrieval_settings": {"top_k": 5},
             },
         )["uuid"]
-        pipeline = host.call(
-            "POST",
-            "/api/v1/pipelines",
-            json={"name": "suite", "description": "suite", "config": {}},
-        )["uuid"]
-        config = host.call("GET", f"/api/v1/pipelines/{pipeline}")["pipeline"]["config"]
-        config["trigger"]["group-respond-rules"].update(at=False, prefix=[], regexp=[], random=1.0)
-        config["ai"] = {
-            "runner": {"id": runner_id, "expire-time": 0},
-            "runner_config": {runner_id: runner_config(runner_id, llm, [kb])},
-        }
-        host.call("PUT", f"/api/v1/pipelines/{pipeline}", json={"config": config})
+        pipeline = create_pipeline(host, "suite", runner_id, llm, kb)
         bot = self.add_page_bot(host, pipeline, "suite page bot")
         ids = {
             "provider": provider,

@@ -13,11 +13,11 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hostsuite import rig
 from hostsuite.host import Host, SuiteError
 from hostsuite.host_vectors import PROBE_PLUGIN, RelayVectorAPI
 from hostsuite.local_agent import LOCAL_AGENT_ID, RUNNER_ID
 from hostsuite.ltm.fixture import LTM_ID, prepare_ltm
-from hostsuite.rig import runner_config
 
 if TYPE_CHECKING:
     from hostsuite.framework import SuiteContext
@@ -66,16 +66,7 @@ def create_ltm_kb(host: Host, engine: str, embedding: str) -> str:
 
 def create_pipeline(host: Host, llm: str, kb: str) -> str:
     """A pipeline whose runner is LocalAgent with `kb` in its knowledge bases."""
-    body = {"name": "ltm round trip", "description": "suite", "config": {}}
-    pipeline = str(host.call("POST", "/api/v1/pipelines", json=body)["uuid"])
-    config = host.call("GET", f"/api/v1/pipelines/{pipeline}")["pipeline"]["config"]
-    config["trigger"]["group-respond-rules"].update(at=False, prefix=[], regexp=[], random=1.0)
-    config["ai"] = {
-        "runner": {"id": RUNNER_ID, "expire-time": 0},
-        "runner_config": {RUNNER_ID: runner_config(RUNNER_ID, llm, [kb])},
-    }
-    host.call("PUT", f"/api/v1/pipelines/{pipeline}", json={"config": config})
-    return pipeline
+    return rig.create_pipeline(host, "ltm round trip", RUNNER_ID, llm, kb)
 
 
 def bind_plugins(host: Host, pipeline: str, memory_plugin: str) -> None:
